@@ -1,0 +1,625 @@
+/*
+ * api_image.c - the exported librbd image-level entry points: version,
+ * open/close, information, snapshots listing, and the calls librbdlite
+ * does not implement yet (which fail with -EOPNOTSUPP, never crash).
+ *
+ * Thin shims over image.c.  Nothing here calls another exported rbd_*
+ * function (under LD_PRELOAD it could bind to the real librbd).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbd/librbd.h"
+#include "rbdlite.h"
+
+#include "codec.h"
+#include "image.h"
+#include "internal.h"
+
+RBDL_API void rbd_version(int *major, int *minor, int *extra)
+{
+	if (major)
+		*major = LIBRBD_VER_MAJOR;
+	if (minor)
+		*minor = LIBRBD_VER_MINOR;
+	if (extra)
+		*extra = LIBRBD_VER_EXTRA;
+}
+
+RBDL_API const char *rbdlite_version(void)
+{
+	return "librbdlite " PACKAGE_VERSION;
+}
+
+RBDL_API int rbdlite_is_librbdlite(void)
+{
+	return 1;
+}
+
+/* ---- open / close ---------------------------------------------------------- */
+
+static int open_common(rados_ioctx_t io, const char *name, const char *id,
+		       rbd_image_t *image, const char *snap_name, bool ro)
+{
+	struct rbdl_handle *h;
+	int r;
+
+	if (!io || !image || (!name && !id))
+		return -EINVAL;
+	r = rbdl_image_open(io, name, id, snap_name, ro, &h);
+	if (r < 0)
+		return r;
+	*image = h;
+	return 0;
+}
+
+RBDL_API int rbd_open(rados_ioctx_t io, const char *name, rbd_image_t *image,
+		      const char *snap_name)
+{
+	return open_common(io, name, NULL, image, snap_name, false);
+}
+
+RBDL_API int rbd_open_by_id(rados_ioctx_t io, const char *id,
+			    rbd_image_t *image, const char *snap_name)
+{
+	return open_common(io, NULL, id, image, snap_name, false);
+}
+
+RBDL_API int rbd_open_read_only(rados_ioctx_t io, const char *name,
+				rbd_image_t *image, const char *snap_name)
+{
+	return open_common(io, name, NULL, image, snap_name, true);
+}
+
+RBDL_API int rbd_open_by_id_read_only(rados_ioctx_t io, const char *id,
+				      rbd_image_t *image,
+				      const char *snap_name)
+{
+	return open_common(io, NULL, id, image, snap_name, true);
+}
+
+RBDL_API int rbd_close(rbd_image_t image)
+{
+	if (!image)
+		return -EINVAL;
+	return rbdl_image_close((struct rbdl_handle *)image);
+}
+
+/* ---- information ------------------------------------------------------------ */
+
+#define GET_IMAGE(img, image)                                            \
+	struct rbdl_image *img = rbdl_image_from_user(image);            \
+	if (!img)                                                        \
+		return -EINVAL
+
+RBDL_API int rbd_stat(rbd_image_t image, rbd_image_info_t *info,
+		      size_t infosize)
+{
+	GET_IMAGE(img, image);
+	(void)infosize;	/* ignored, as librbd does */
+	if (!info)
+		return -EINVAL;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	uint64_t size = atomic_load(&img->size);
+
+	memset(info, 0, sizeof(*info));
+	info->size = size;
+	info->obj_size = img->layout.object_size;
+	info->num_objs = rbdl_layout_num_objects(&img->layout, size);
+	info->order = img->layout.order;
+	snprintf(info->block_name_prefix, sizeof(info->block_name_prefix),
+		 "%s", img->object_prefix);
+	info->parent_pool = -1;
+	info->parent_name[0] = '\0';
+	return 0;
+}
+
+RBDL_API int rbd_get_size(rbd_image_t image, uint64_t *size)
+{
+	GET_IMAGE(img, image);
+	if (!size)
+		return -EINVAL;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	*size = atomic_load(&img->size);
+	return 0;
+}
+
+RBDL_API int rbd_get_features(rbd_image_t image, uint64_t *features)
+{
+	GET_IMAGE(img, image);
+	if (!features)
+		return -EINVAL;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	*features = atomic_load(&img->features);
+	return 0;
+}
+
+RBDL_API int rbd_get_flags(rbd_image_t image, uint64_t *flags)
+{
+	GET_IMAGE(img, image);
+	if (!flags)
+		return -EINVAL;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	*flags = atomic_load(&img->flags);
+	return 0;
+}
+
+static int copy_string(const char *s, char *out, size_t len)
+{
+	size_t n = strlen(s);
+
+	if (!out || len <= n)
+		return -ERANGE;
+	memcpy(out, s, n + 1);
+	return 0;
+}
+
+RBDL_API int rbd_get_id(rbd_image_t image, char *id, size_t id_len)
+{
+	GET_IMAGE(img, image);
+	return copy_string(img->id, id, id_len);
+}
+
+RBDL_API int rbd_get_block_name_prefix(rbd_image_t image, char *prefix,
+				       size_t prefix_len)
+{
+	GET_IMAGE(img, image);
+	return copy_string(img->object_prefix, prefix, prefix_len);
+}
+
+RBDL_API int rbd_get_stripe_unit(rbd_image_t image, uint64_t *stripe_unit)
+{
+	GET_IMAGE(img, image);
+	if (!stripe_unit)
+		return -EINVAL;
+	*stripe_unit = img->layout.stripe_unit;
+	return 0;
+}
+
+RBDL_API int rbd_get_stripe_count(rbd_image_t image, uint64_t *stripe_count)
+{
+	GET_IMAGE(img, image);
+	if (!stripe_count)
+		return -EINVAL;
+	*stripe_count = img->layout.stripe_count;
+	return 0;
+}
+
+RBDL_API int64_t rbd_get_data_pool_id(rbd_image_t image)
+{
+	GET_IMAGE(img, image);
+	return img->data_pool_id >= 0 ? img->data_pool_id : img->md_pool_id;
+}
+
+RBDL_API int rbd_get_overlap(rbd_image_t image, uint64_t *overlap)
+{
+	GET_IMAGE(img, image);
+	if (!overlap)
+		return -EINVAL;
+	/* librbdlite opens only images that do not read from a parent. */
+	*overlap = 0;
+	return 0;
+}
+
+RBDL_API int rbd_get_parent_info(rbd_image_t image, char *parent_poolname,
+				 size_t ppoolnamelen, char *parent_name,
+				 size_t pnamelen, char *parent_snapname,
+				 size_t psnapnamelen)
+{
+	(void)parent_poolname;
+	(void)ppoolnamelen;
+	(void)parent_name;
+	(void)pnamelen;
+	(void)parent_snapname;
+	(void)psnapnamelen;
+	GET_IMAGE(img, image);
+	/* No parent (clones are refused at open): exactly -ENOENT. */
+	return -ENOENT;
+}
+
+/* ---- snapshots ------------------------------------------------------------- */
+
+/* Fetch every user snapshot (id, size, name) of the image's HEAD. */
+static int list_snaps(struct rbdl_image *img, rbd_snap_info_t **out, int *n)
+{
+	uint64_t seq, *ids = NULL;
+	uint32_t nids = 0;
+	rbd_snap_info_t *v;
+	int cnt = 0, r;
+	char *buf;
+	size_t len;
+	rados_read_op_t op;
+
+	op = rados_create_read_op();
+	if (!op)
+		return -ENOMEM;
+	int prval = 0;
+
+	buf = NULL;
+	rados_read_op_exec(op, "rbd", "get_snapcontext", NULL, 0, &buf, &len,
+			   &prval);
+	r = rados_read_op_operate(op, img->md_io, img->header_oid, 0);
+	rados_release_read_op(op);
+	if (r >= 0)
+		r = prval;
+	if (r < 0) {
+		if (buf)
+			rados_buffer_free(buf);
+		return r;
+	}
+	r = rbdl_decode_snapcontext(buf, len, &seq, &ids, &nids);
+	rados_buffer_free(buf);
+	if (r < 0)
+		return r;
+	v = calloc(nids + 1, sizeof(*v));
+	if (!v) {
+		free(ids);
+		return -ENOMEM;
+	}
+	/* Oldest first, as librbd lists them. */
+	for (uint32_t k = nids; k-- > 0;) {
+		uint8_t in[8];
+		struct rbdl_snap_info si;
+
+		for (int b = 0; b < 8; b++)
+			in[b] = (uint8_t)(ids[k] >> (8 * b));
+		op = rados_create_read_op();
+		if (!op) {
+			r = -ENOMEM;
+			break;
+		}
+		buf = NULL;
+		prval = 0;
+		rados_read_op_exec(op, "rbd", "snapshot_get", (char *)in,
+				   sizeof(in), &buf, &len, &prval);
+		r = rados_read_op_operate(op, img->md_io, img->header_oid, 0);
+		rados_release_read_op(op);
+		if (r >= 0)
+			r = prval;
+		if (r == -ENOENT) {
+			if (buf)
+				rados_buffer_free(buf);
+			r = 0;
+			continue;
+		}
+		if (r < 0) {
+			if (buf)
+				rados_buffer_free(buf);
+			break;
+		}
+		r = rbdl_decode_snapshot_info(buf, len, &si);
+		rados_buffer_free(buf);
+		if (r < 0)
+			break;
+		if (si.ns_type == 0) {	/* user snapshots only */
+			v[cnt].id = si.id;
+			v[cnt].size = si.image_size;
+			v[cnt].name = si.name;
+			si.name = NULL;
+			cnt++;
+		}
+		rbdl_snap_info_free(&si);
+	}
+	free(ids);
+	if (r < 0) {
+		for (int i = 0; i < cnt; i++)
+			free((char *)v[i].name);
+		free(v);
+		return r;
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+RBDL_API int rbd_snap_list(rbd_image_t image, rbd_snap_info_t *snaps,
+			   int *max_snaps)
+{
+	rbd_snap_info_t *v;
+	int n, r;
+
+	GET_IMAGE(img, image);
+	if (!max_snaps)
+		return -EINVAL;
+	r = list_snaps(img, &v, &n);
+	if (r < 0)
+		return r;
+	if (*max_snaps < n + 1 || !snaps) {
+		*max_snaps = n + 1;
+		for (int i = 0; i < n; i++)
+			free((char *)v[i].name);
+		free(v);
+		return -ERANGE;
+	}
+	memcpy(snaps, v, (size_t)(n + 1) * sizeof(*v));	/* + terminator */
+	free(v);
+	return n;
+}
+
+RBDL_API void rbd_snap_list_end(rbd_snap_info_t *snaps)
+{
+	if (!snaps)
+		return;
+	for (; snaps->name; snaps++) {
+		free((char *)snaps->name);
+		snaps->name = NULL;
+	}
+}
+
+RBDL_API int rbd_snap_exists(rbd_image_t image, const char *snapname,
+			     bool *exists)
+{
+	rbd_snap_info_t *v;
+	int n, r;
+
+	GET_IMAGE(img, image);
+	if (!snapname || !exists)
+		return -EINVAL;
+	r = list_snaps(img, &v, &n);
+	if (r < 0)
+		return r;
+	*exists = false;
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(v[i].name, snapname))
+			*exists = true;
+		free((char *)v[i].name);
+	}
+	free(v);
+	return 0;
+}
+
+/* ---- not implemented yet ------------------------------------------------------ */
+
+/*
+ * Each of these is exported so that programs linked against librbd (and
+ * qemu's block-rbd.so, which binds every import at load time) can run on
+ * librbdlite.  Until implemented they fail cleanly with -EOPNOTSUPP.
+ */
+static void unused_args(int dummy, ...)
+{
+	(void)dummy;
+}
+
+#define UNSUPPORTED(...)                                                 \
+	do {                                                             \
+		unused_args(0, __VA_ARGS__);                             \
+		return -EOPNOTSUPP;                                      \
+	} while (0)
+
+RBDL_API int rbd_create(rados_ioctx_t io, const char *name, uint64_t size,
+			int *order)
+{
+	UNSUPPORTED(io, name, size, order);
+}
+
+RBDL_API int rbd_create2(rados_ioctx_t io, const char *name, uint64_t size,
+			 uint64_t features, int *order)
+{
+	UNSUPPORTED(io, name, size, features, order);
+}
+
+RBDL_API int rbd_create3(rados_ioctx_t io, const char *name, uint64_t size,
+			 uint64_t features, int *order, uint64_t stripe_unit,
+			 uint64_t stripe_count)
+{
+	UNSUPPORTED(io, name, size, features, order, stripe_unit,
+		    stripe_count);
+}
+
+RBDL_API int rbd_create4(rados_ioctx_t io, const char *name, uint64_t size,
+			 rbd_image_options_t opts)
+{
+	UNSUPPORTED(io, name, size, opts);
+}
+
+RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
+{
+	UNSUPPORTED(io, name);
+}
+
+RBDL_API int rbd_list(rados_ioctx_t io, char *names, size_t *size)
+{
+	UNSUPPORTED(io, names, size);
+}
+
+RBDL_API int rbd_list2(rados_ioctx_t io, rbd_image_spec_t *images,
+		       size_t *max_images)
+{
+	UNSUPPORTED(io, images, max_images);
+}
+
+RBDL_API void rbd_image_spec_list_cleanup(rbd_image_spec_t *images,
+					  size_t num_images)
+{
+	for (size_t i = 0; images && i < num_images; i++) {
+		free(images[i].id);
+		free(images[i].name);
+		images[i].id = images[i].name = NULL;
+	}
+}
+
+RBDL_API int rbd_namespace_exists(rados_ioctx_t io,
+				  const char *namespace_name, bool *exists)
+{
+	UNSUPPORTED(io, namespace_name, exists);
+}
+
+RBDL_API void rbd_image_options_create(rbd_image_options_t *opts)
+{
+	if (opts)
+		*opts = NULL;
+}
+
+RBDL_API void rbd_image_options_destroy(rbd_image_options_t opts)
+{
+	(void)opts;
+}
+
+RBDL_API int rbd_image_options_set_string(rbd_image_options_t opts,
+					  int optname, const char *optval)
+{
+	UNSUPPORTED(opts, optname, optval);
+}
+
+RBDL_API int rbd_image_options_set_uint64(rbd_image_options_t opts,
+					  int optname, uint64_t optval)
+{
+	UNSUPPORTED(opts, optname, optval);
+}
+
+RBDL_API int rbd_image_options_get_string(rbd_image_options_t opts,
+					  int optname, char *optval,
+					  size_t maxlen)
+{
+	UNSUPPORTED(opts, optname, optval, maxlen);
+}
+
+RBDL_API int rbd_image_options_get_uint64(rbd_image_options_t opts,
+					  int optname, uint64_t *optval)
+{
+	UNSUPPORTED(opts, optname, optval);
+}
+
+RBDL_API int rbd_image_options_unset(rbd_image_options_t opts, int optname)
+{
+	UNSUPPORTED(opts, optname);
+}
+
+RBDL_API void rbd_image_options_clear(rbd_image_options_t opts)
+{
+	(void)opts;
+}
+
+RBDL_API int rbd_image_options_is_empty(rbd_image_options_t opts)
+{
+	(void)opts;
+	return 1;
+}
+
+RBDL_API int rbd_resize(rbd_image_t image, uint64_t size)
+{
+	UNSUPPORTED(image, size);
+}
+
+RBDL_API int rbd_diff_iterate2(rbd_image_t image, const char *fromsnapname,
+			       uint64_t ofs, uint64_t len,
+			       uint8_t include_parent, uint8_t whole_object,
+			       int (*cb)(uint64_t, size_t, int, void *),
+			       void *arg)
+{
+	UNSUPPORTED(image, fromsnapname, ofs, len, include_parent,
+		    whole_object, cb, arg);
+}
+
+RBDL_API int rbd_snap_create(rbd_image_t image, const char *snapname)
+{
+	UNSUPPORTED(image, snapname);
+}
+
+RBDL_API int rbd_snap_remove(rbd_image_t image, const char *snapname)
+{
+	UNSUPPORTED(image, snapname);
+}
+
+RBDL_API int rbd_snap_rollback(rbd_image_t image, const char *snapname)
+{
+	UNSUPPORTED(image, snapname);
+}
+
+RBDL_API int rbd_snap_set(rbd_image_t image, const char *snapname)
+{
+	UNSUPPORTED(image, snapname);
+}
+
+RBDL_API int rbd_update_watch(rbd_image_t image, uint64_t *handle,
+			      rbd_update_callback_t watch_cb, void *arg)
+{
+	UNSUPPORTED(image, handle, watch_cb, arg);
+}
+
+RBDL_API int rbd_update_unwatch(rbd_image_t image, uint64_t handle)
+{
+	UNSUPPORTED(image, handle);
+}
+
+RBDL_API int rbd_is_exclusive_lock_owner(rbd_image_t image, int *is_owner)
+{
+	UNSUPPORTED(image, is_owner);
+}
+
+RBDL_API int rbd_lock_acquire(rbd_image_t image, rbd_lock_mode_t lock_mode)
+{
+	UNSUPPORTED(image, lock_mode);
+}
+
+RBDL_API int rbd_lock_release(rbd_image_t image)
+{
+	UNSUPPORTED(image);
+}
+
+RBDL_API int rbd_lock_get_owners(rbd_image_t image,
+				 rbd_lock_mode_t *lock_mode,
+				 char **lock_owners, size_t *max_lock_owners)
+{
+	UNSUPPORTED(image, lock_mode, lock_owners, max_lock_owners);
+}
+
+RBDL_API void rbd_lock_get_owners_cleanup(char **lock_owners,
+					  size_t lock_owner_count)
+{
+	for (size_t i = 0; lock_owners && i < lock_owner_count; i++) {
+		free(lock_owners[i]);
+		lock_owners[i] = NULL;
+	}
+}
+
+RBDL_API int rbd_lock_break(rbd_image_t image, rbd_lock_mode_t lock_mode,
+			    const char *lock_owner)
+{
+	UNSUPPORTED(image, lock_mode, lock_owner);
+}
+
+RBDL_API int rbd_metadata_get(rbd_image_t image, const char *key, char *value,
+			      size_t *val_len)
+{
+	UNSUPPORTED(image, key, value, val_len);
+}
+
+RBDL_API int rbd_metadata_set(rbd_image_t image, const char *key,
+			      const char *value)
+{
+	UNSUPPORTED(image, key, value);
+}
+
+RBDL_API int rbd_encryption_format(rbd_image_t image,
+				   rbd_encryption_format_t format,
+				   rbd_encryption_options_t opts,
+				   size_t opts_size)
+{
+	/* Encryption is outside librbdlite's scope. */
+	UNSUPPORTED(image, format, opts, opts_size);
+}
+
+RBDL_API int rbd_encryption_load(rbd_image_t image,
+				 rbd_encryption_format_t format,
+				 rbd_encryption_options_t opts,
+				 size_t opts_size)
+{
+	UNSUPPORTED(image, format, opts, opts_size);
+}

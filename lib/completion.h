@@ -1,0 +1,143 @@
+/*
+ * completion.h - rbd_completion_t objects and per-image completion delivery.
+ *
+ * Role: the object behind rbd_completion_t, and the machinery that turns
+ * "this request finished" into librbd's observable sequence
+ *
+ *     callback -> pushed to the poll queue -> eventfd/pipe written -> COMPLETE
+ *
+ * with callbacks never run inside the submitting call and serialized per
+ * image, as librbd 16.2 does.
+ *
+ * Delivery is combining, not handing off: whichever thread finishes a
+ * request (normally librados' callback thread) pushes the completion onto
+ * the image's lock-free "done" stack and, if no other thread is currently
+ * delivering for that image, becomes the deliverer and drains the stack in
+ * batches.  A batch runs each callback in submission-completion order,
+ * appends the batch to the poll queue under one lock, writes the eventfd
+ * once with the batch count (pipe: one byte per completion), then marks the
+ * completions COMPLETE and wakes waiters only if someone waits (futex on the
+ * state word).  No thread of librbdlite's own is involved.
+ *
+ * Lifetime: a completion is refcounted.  The user holds one reference from
+ * rbd_aio_create_completion() to rbd_aio_release(); an armed operation holds
+ * one until delivery is finished; the poll queue holds one while the
+ * completion sits in it.  So rbd_aio_release() is safe inside the callback
+ * (qemu) or right after polling (fio).  Objects come from a slab and are
+ * reused, so a double release is detected (and ignored with a diagnostic)
+ * only while the object is still free or still owned by the same user.
+ */
+#ifndef RBDL_COMPLETION_H
+#define RBDL_COMPLETION_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef void *rbdl_user_comp_t;
+typedef void (*rbdl_callback_t)(rbdl_user_comp_t c, void *arg);
+
+enum rbdl_comp_state {
+	RBDL_COMP_FREE = 0,	/* in the slab */
+	RBDL_COMP_IDLE,		/* created, no operation armed yet */
+	RBDL_COMP_PENDING,	/* an operation is in flight */
+	RBDL_COMP_CALLBACK,	/* done; the callback is running or queued */
+	RBDL_COMP_COMPLETE,	/* callback returned, event posted */
+};
+
+#define RBDL_COMP_MAGIC 0x52424443u	/* "RBDC" */
+
+struct rbdl_image;
+
+struct rbdl_comp {
+	uint32_t magic;
+	_Atomic uint32_t state;		/* enum rbdl_comp_state; futex word */
+	atomic_uint refs;
+	atomic_uint waiters;		/* threads in rbd_aio_wait_for_complete */
+	atomic_bool released;		/* user reference dropped */
+	bool notify;			/* queue for rbd_poll_io_events */
+	bool internal;			/* used by a synchronous rbd_* call */
+	ssize_t rval;
+	rbdl_callback_t cb;
+	void *arg;
+	struct rbdl_image *img;		/* set when armed */
+	struct rbdl_comp *dnext;	/* link in the image's done stack */
+	struct rbdl_comp *pnext;	/* link in the image's poll queue */
+};
+
+/* Per-image delivery state (embedded in struct rbdl_image). */
+struct rbdl_delivery {
+	_Atomic(struct rbdl_comp *) done;	/* LIFO of finished requests */
+	atomic_int running;			/* a thread is delivering */
+	pthread_mutex_t poll_lock;		/* protects the poll queue */
+	struct rbdl_comp *poll_head, *poll_tail;
+	int event_fd;				/* -1 when not registered */
+	int event_type;				/* EVENT_TYPE_PIPE / _EVENTFD */
+	atomic_bool event_set;
+	/*
+	 * Operations armed on this image and not yet delivered, plus threads
+	 * currently inside rbdl_comp_complete() for it.  rbd_close waits for
+	 * zero (futex word); nothing touches the image after its decrement.
+	 */
+	_Atomic uint32_t ops;
+	atomic_bool closing;
+};
+
+int rbdl_delivery_init(struct rbdl_delivery *d);
+void rbdl_delivery_destroy(struct rbdl_delivery *d);
+
+/* Allocate an IDLE completion with one user reference.  -ENOMEM. */
+int rbdl_comp_create(void *arg, rbdl_callback_t cb, struct rbdl_comp **out);
+
+/* Validate a user handle: NULL if it is not a live completion. */
+struct rbdl_comp *rbdl_comp_from_user(void *c);
+
+/*
+ * Arm c for an operation on img.  Returns 0, or -EINVAL if c is not IDLE
+ * (already used: completions are single-shot, as in librbd).  notify says
+ * whether the completion goes to the poll queue when an event fd is set.
+ */
+int rbdl_comp_arm(struct rbdl_comp *c, struct rbdl_image *img, bool notify);
+
+/* Undo rbdl_comp_arm() when the submission fails synchronously. */
+void rbdl_comp_disarm(struct rbdl_comp *c);
+
+/* The armed operation finished with rval: deliver it (any thread). */
+void rbdl_comp_complete(struct rbdl_comp *c, ssize_t rval);
+
+/* Drop the user reference (rbd_aio_release). */
+void rbdl_comp_release(struct rbdl_comp *c);
+
+/* Block until COMPLETE.  Returns 0. */
+int rbdl_comp_wait(struct rbdl_comp *c);
+
+static inline bool rbdl_comp_is_complete(struct rbdl_comp *c)
+{
+	/* Acquire: pairs with the release store of CALLBACK, so rval is
+	 * visible once this returns true. */
+	return atomic_load_explicit(&c->state, memory_order_acquire) >=
+	       RBDL_COMP_CALLBACK;
+}
+
+/* rbd_set_image_notification / rbd_poll_io_events */
+int rbdl_delivery_set_notification(struct rbdl_delivery *d, int fd, int type);
+int rbdl_delivery_poll(struct rbdl_delivery *d, struct rbdl_comp **out,
+		       int max);
+
+/*
+ * Hold / drop an extra count on the image's operations, keeping the image
+ * alive across work after a completion was handed over.  get is only legal
+ * while the caller already holds a count (an armed operation).
+ */
+static inline void rbdl_delivery_get(struct rbdl_delivery *d)
+{
+	atomic_fetch_add_explicit(&d->ops, 1, memory_order_relaxed);
+}
+void rbdl_delivery_put(struct rbdl_delivery *d);
+
+/* Wait until no armed operation remains on the image (close). */
+void rbdl_delivery_wait_idle(struct rbdl_delivery *d);
+
+#endif /* RBDL_COMPLETION_H */

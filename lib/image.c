@@ -1,0 +1,786 @@
+/*
+ * image.c - open, refresh and close format-2 RBD images.
+ *
+ * Open follows librbd's OpenRequest/RefreshRequest sequence with the cls
+ * "rbd" methods (rbd-protocol.md section 2): get_id, then get_size,
+ * get_object_prefix, get_features, get_stripe_unit_count, get_data_pool,
+ * get_flags, get_snapcontext, parent_get/parent_overlap_get and, for a
+ * snapshot open, snapshot_get for each snapshot id.
+ *
+ * What librbdlite does with the image is decided here, once, and refreshed
+ * when the header changes:
+ *   - incompatible features it does not understand, or an image that is
+ *     being migrated: open fails with -ENOSYS (librbd's errno);
+ *   - a clone whose parent still backs data (overlap > 0): open fails with
+ *     -ENOSYS, since reads would need the parent (not implemented yet);
+ *   - format 1 images: open fails with -EOPNOTSUPP;
+ *   - features whose on-disk state it cannot maintain yet (exclusive-lock,
+ *     object-map, fast-diff, journaling, non-primary): open succeeds, reads
+ *     work, every write-type request completes with -EROFS;
+ *   - read-only and snapshot opens: write-type requests complete with
+ *     -EROFS, as in librbd.
+ *
+ * Threading and ownership: see image.h.  Control-path calls here are
+ * synchronous rados calls; none runs inside a librados callback.
+ */
+#include "config.h"
+
+#include "image.h"
+#include "codec.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbd/librbd.h"
+
+#define RBDL_OID_PREFIX_MAX 96
+
+/* Features whose state a writer must maintain and librbdlite cannot yet. */
+#define RBDL_WRITE_UNSUPPORTED                                               \
+	(RBD_FEATURE_EXCLUSIVE_LOCK | RBD_FEATURE_OBJECT_MAP |               \
+	 RBD_FEATURE_FAST_DIFF | RBD_FEATURE_JOURNALING |                    \
+	 RBD_FEATURE_NON_PRIMARY | RBD_FEATURE_MIGRATING |                   \
+	 RBD_FEATURE_DIRTY_CACHE)
+/* Incompatible features a reader understands. */
+#define RBDL_READ_SUPPORTED                                                  \
+	(RBD_FEATURE_LAYERING | RBD_FEATURE_STRIPINGV2 | RBD_FEATURE_DATA_POOL)
+
+/*
+ * Call one cls method with a read op.  On success *out (malloc'ed by
+ * librados, free with rados_buffer_free) and *outlen hold the reply.
+ */
+static int cls_call(rados_ioctx_t io, const char *oid, const char *cls,
+		    const char *method, const void *in, size_t inlen,
+		    char **out, size_t *outlen)
+{
+	rados_read_op_t op = rados_create_read_op();
+	int prval = 0, r;
+
+	if (!op)
+		return -ENOMEM;
+	*out = NULL;
+	*outlen = 0;
+	rados_read_op_exec(op, cls, method, in, inlen, out, outlen, &prval);
+	r = rados_read_op_operate(op, io, oid, 0);
+	rados_release_read_op(op);
+	if (r >= 0 && prval < 0)
+		r = prval;
+	if (r < 0 && *out) {
+		rados_buffer_free(*out);
+		*out = NULL;
+	}
+	return r < 0 ? r : 0;
+}
+
+static void le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* cls call whose input is a single u64 (snap id) */
+static int cls_call_u64(rados_ioctx_t io, const char *oid, const char *method,
+			uint64_t arg, char **out, size_t *outlen)
+{
+	uint8_t in[8];
+
+	le64(in, arg);
+	return cls_call(io, oid, "rbd", method, in, sizeof(in), out, outlen);
+}
+
+static int dup_ioctx(rados_t cluster, int64_t pool, const char *ns,
+		     rados_ioctx_t *out)
+{
+	int r = rados_ioctx_create2(cluster, pool, out);
+
+	if (r < 0)
+		return r;
+	rados_ioctx_set_namespace(*out, ns);
+	return 0;
+}
+
+static int get_namespace(rados_ioctx_t io, char **out)
+{
+	size_t cap = 128;
+
+	for (;;) {
+		char *buf = malloc(cap);
+
+		if (!buf)
+			return -ENOMEM;
+		int r = rados_ioctx_get_namespace(io, buf, cap);
+
+		if (r >= 0 && (size_t)r < cap) {
+			buf[r] = '\0';
+			*out = buf;
+			return 0;
+		}
+		free(buf);
+		if (r != -ERANGE && r < 0)
+			return r;
+		cap *= 4;
+		if (cap > 1 << 20)
+			return -ERANGE;
+	}
+}
+
+/* Resolve name -> id (or id -> name) in the image's pool and namespace. */
+static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
+{
+	char *out;
+	size_t outlen;
+	int r;
+
+	if (name) {
+		char oid[RBD_MAX_IMAGE_NAME_SIZE + 16];
+
+		if (strlen(name) >= RBD_MAX_IMAGE_NAME_SIZE)
+			return -EINVAL;
+		snprintf(oid, sizeof(oid), "rbd_id.%s", name);
+		r = cls_call(img->md_io, oid, "rbd", "get_id", NULL, 0, &out,
+			     &outlen);
+		if (r == -ENOENT) {
+			/* A format 1 image has "<name>.rbd" instead. */
+			uint64_t psize;
+			time_t pmtime;
+
+			snprintf(oid, sizeof(oid), "%s.rbd", name);
+			if (rados_stat(img->md_io, oid, &psize, &pmtime) == 0) {
+				rbdl_log("image %s is format 1, which "
+					 "librbdlite does not support", name);
+				return -EOPNOTSUPP;
+			}
+			return -ENOENT;
+		}
+		if (r < 0)
+			return r;
+		r = rbdl_decode_string(out, outlen, &img->id);
+		rados_buffer_free(out);
+		if (r < 0)
+			return r;
+		img->name = strdup(name);
+	} else {
+		struct rbdl_enc e;
+		uint8_t in[256];
+
+		if (strlen(id) > 200)
+			return -EINVAL;
+		rbdl_enc_init(&e, in, sizeof(in));
+		rbdl_enc_str(&e, id);
+		r = cls_call(img->md_io, "rbd_directory", "rbd",
+			     "dir_get_name", in, e.len, &out, &outlen);
+		if (r < 0)
+			return r;
+		r = rbdl_decode_string(out, outlen, &img->name);
+		rados_buffer_free(out);
+		if (r < 0)
+			return r;
+		img->id = strdup(id);
+	}
+	if (!img->name || !img->id)
+		return -ENOMEM;
+	if (strlen(img->id) == 0)
+		return -ENOENT;
+	size_t n = strlen(img->id) + sizeof("rbd_header.");
+
+	img->header_oid = malloc(n);
+	if (!img->header_oid)
+		return -ENOMEM;
+	snprintf(img->header_oid, n, "rbd_header.%s", img->id);
+	return 0;
+}
+
+/* The snapshot context, sorted as the OSD wants it (descending). */
+static int read_snapcontext(struct rbdl_image *img, uint64_t *seq,
+			    uint64_t **snaps, uint32_t *n)
+{
+	char *out;
+	size_t outlen;
+	int r = cls_call(img->md_io, img->header_oid, "rbd", "get_snapcontext",
+			 NULL, 0, &out, &outlen);
+
+	if (r < 0)
+		return r;
+	r = rbdl_decode_snapcontext(out, outlen, seq, snaps, n);
+	rados_buffer_free(out);
+	return r;
+}
+
+static int read_u64_method(struct rbdl_image *img, const char *method,
+			   uint64_t snap, uint64_t *v)
+{
+	char *out;
+	size_t outlen;
+	int r = cls_call_u64(img->md_io, img->header_oid, method, snap, &out,
+			     &outlen);
+
+	if (r < 0)
+		return r;
+	r = rbdl_decode_u64(out, outlen, v);
+	rados_buffer_free(out);
+	return r;
+}
+
+static int read_size(struct rbdl_image *img, uint64_t snap, uint8_t *order,
+		     uint64_t *size)
+{
+	char *out;
+	size_t outlen;
+	int r = cls_call_u64(img->md_io, img->header_oid, "get_size", snap,
+			     &out, &outlen);
+
+	if (r < 0)
+		return r;
+	r = rbdl_decode_get_size(out, outlen, order, size);
+	rados_buffer_free(out);
+	return r;
+}
+
+static int read_features(struct rbdl_image *img, uint64_t *features,
+			 uint64_t *incompat)
+{
+	uint8_t in[9];
+	char *out;
+	size_t outlen;
+	int r;
+
+	le64(in, RBDL_NOSNAP);
+	in[8] = 1;	/* read_only: ask only about read incompatibility */
+	r = cls_call(img->md_io, img->header_oid, "rbd", "get_features", in,
+		     sizeof(in), &out, &outlen);
+	if (r < 0)
+		return r;
+	r = rbdl_decode_get_features(out, outlen, features, incompat);
+	rados_buffer_free(out);
+	return r;
+}
+
+/* Does the image (at snap) read through to a parent? */
+static int check_parent(struct rbdl_image *img, uint64_t snap, bool *clone)
+{
+	char *out;
+	size_t outlen;
+	int r;
+
+	*clone = false;
+	r = cls_call(img->md_io, img->header_oid, "rbd", "parent_get", NULL, 0,
+		     &out, &outlen);
+	if (r == -EOPNOTSUPP) {
+		/* Legacy OSD: get_parent(snap) -> pool, id, snap, overlap. */
+		r = cls_call_u64(img->md_io, img->header_oid, "get_parent",
+				 snap, &out, &outlen);
+		if (r < 0)
+			return r;
+		struct rbdl_dec d;
+
+		rbdl_dec_init(&d, out, outlen);
+		int64_t pool = (int64_t)rbdl_dec_u64(&d);
+		uint32_t idlen;
+
+		rbdl_dec_bytes(&d, &idlen);
+		rbdl_dec_u64(&d);
+		uint64_t overlap = rbdl_dec_u64(&d);
+
+		r = d.err;
+		rados_buffer_free(out);
+		if (r < 0)
+			return r;
+		*clone = pool >= 0 && overlap > 0;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	struct rbdl_parent_spec ps;
+
+	r = rbdl_decode_parent_spec(out, outlen, &ps);
+	rados_buffer_free(out);
+	if (r < 0)
+		return r;
+	int64_t pool = ps.pool_id;
+
+	rbdl_parent_spec_free(&ps);
+	if (pool < 0)
+		return 0;
+	r = cls_call_u64(img->md_io, img->header_oid, "parent_overlap_get",
+			 snap, &out, &outlen);
+	if (r < 0)
+		return r;
+	bool has;
+	uint64_t overlap;
+
+	r = rbdl_decode_parent_overlap(out, outlen, &has, &overlap);
+	rados_buffer_free(out);
+	if (r < 0)
+		return r;
+	*clone = has && overlap > 0;
+	return 0;
+}
+
+/* Find a user snapshot by name: its id and size. */
+static int find_snap(struct rbdl_image *img, const char *snap_name,
+		     uint64_t *snap_id, uint64_t *size)
+{
+	for (uint32_t i = 0; i < img->nsnaps; i++) {
+		char *out;
+		size_t outlen;
+		struct rbdl_snap_info si;
+		int r = cls_call_u64(img->md_io, img->header_oid,
+				     "snapshot_get", img->snaps[i], &out,
+				     &outlen);
+
+		if (r == -ENOENT)
+			continue;	/* removed meanwhile */
+		if (r < 0)
+			return r;
+		r = rbdl_decode_snapshot_info(out, outlen, &si);
+		rados_buffer_free(out);
+		if (r < 0)
+			return r;
+		bool match = si.ns_type == 0 && strcmp(si.name, snap_name) == 0;
+
+		if (match) {
+			*snap_id = si.id;
+			*size = si.image_size;
+		}
+		rbdl_snap_info_free(&si);
+		if (match)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* Why writes must be refused for these features (0 if they are fine). */
+static int write_gate(struct rbdl_image *img, uint64_t features)
+{
+	if (img->read_only)
+		return -EROFS;
+	if (features & RBDL_WRITE_UNSUPPORTED)
+		return -EROFS;
+	return 0;
+}
+
+static void log_write_refusal(struct rbdl_image *img, uint64_t features)
+{
+	if (img->read_only || !(features & RBDL_WRITE_UNSUPPORTED))
+		return;
+	rbdl_log("image %s: features 0x%" PRIx64 " include exclusive-lock, "
+		 "object-map, fast-diff, journaling or mirroring state that "
+		 "librbdlite cannot maintain yet; it is opened for reading "
+		 "and writes will fail with EROFS",
+		 img->name, (uint64_t)(features & RBDL_WRITE_UNSUPPORTED));
+}
+
+static int make_write_io(struct rbdl_image *img, uint64_t seq,
+			 uint64_t *snaps, uint32_t n, rados_ioctx_t *out)
+{
+	rados_ioctx_t io;
+	char *ns;
+	int r = get_namespace(img->md_io, &ns);
+
+	if (r < 0)
+		return r;
+	r = dup_ioctx(img->cluster,
+		      img->data_pool_id >= 0 ? img->data_pool_id
+					     : img->md_pool_id,
+		      ns, &io);
+	free(ns);
+	if (r < 0)
+		return r;
+	r = rados_ioctx_selfmanaged_snap_set_write_ctx(
+		io, seq, (rados_snap_t *)snaps, (int)n);
+	if (r < 0) {
+		rados_ioctx_destroy(io);
+		return r;
+	}
+	*out = io;
+	return 0;
+}
+
+static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle,
+		     uint64_t notifier_id, void *data, size_t data_len)
+{
+	struct rbdl_image *img = arg;
+	struct rbdl_notify_msg m;
+	(void)notifier_id;
+
+	/* Ack first and promptly: a peer waits for every watcher. */
+	rados_notify_ack(img->md_io, img->header_oid, notify_id, handle, NULL,
+			 0);
+	if (rbdl_decode_notify(data, data_len, &m) < 0 ||
+	    m.op == RBDL_NOTIFY_HEADER_UPDATE)
+		/* Release: pairs with the acquire in maybe_refresh. */
+		atomic_fetch_add_explicit(&img->refresh_seq, 1,
+					  memory_order_release);
+}
+
+static void watch_err_cb(void *arg, uint64_t cookie, int err)
+{
+	struct rbdl_image *img = arg;
+	(void)cookie;
+	(void)err;
+
+	/* Notifications may have been missed: re-watch and refresh on the
+	 * next request (never block in this librados thread). */
+	atomic_store_explicit(&img->watch_broken, true, memory_order_relaxed);
+	atomic_fetch_add_explicit(&img->refresh_seq, 1, memory_order_release);
+}
+
+int rbdl_image_refresh_slow(struct rbdl_image *img)
+{
+	uint64_t features, incompat, size, seq, *snaps = NULL, flags = 0;
+	uint32_t n = 0;
+	uint8_t order;
+	int r = 0;
+
+	pthread_mutex_lock(&img->refresh_lock);
+	unsigned target = atomic_load_explicit(&img->refresh_seq,
+					       memory_order_acquire);
+
+	if (target == atomic_load_explicit(&img->applied_seq,
+					   memory_order_relaxed))
+		goto out;
+	if (atomic_exchange_explicit(&img->watch_broken, false,
+				     memory_order_relaxed) && img->watching) {
+		rados_unwatch2(img->md_io, img->watch_cookie);
+		img->watching = false;
+		r = rados_watch2(img->md_io, img->header_oid,
+				 &img->watch_cookie, watch_cb, watch_err_cb,
+				 img);
+		if (r < 0) {
+			atomic_store(&img->watch_broken, true);
+			goto out;
+		}
+		img->watching = true;
+	}
+	r = read_size(img, RBDL_NOSNAP, &order, &size);
+	if (r < 0)
+		goto out;
+	r = read_features(img, &features, &incompat);
+	if (r < 0)
+		goto out;
+	r = read_u64_method(img, "get_flags", RBDL_NOSNAP, &flags);
+	if (r < 0)
+		goto out;
+	r = read_snapcontext(img, &seq, &snaps, &n);
+	if (r < 0)
+		goto out;
+	if (incompat & ~(uint64_t)RBDL_READ_SUPPORTED) {
+		rbdl_log("image %s gained unsupported features 0x%" PRIx64
+			 "; refusing further writes", img->name, incompat);
+		atomic_store(&img->write_error, -EROFS);
+	} else {
+		if (write_gate(img, features) &&
+		    !atomic_load(&img->write_error))
+			log_write_refusal(img, features);
+		atomic_store(&img->write_error, write_gate(img, features));
+	}
+	if (seq != img->snap_seq || n != img->nsnaps ||
+	    (n && memcmp(snaps, img->snaps, n * sizeof(*snaps)))) {
+		rados_ioctx_t io;
+		struct rbdl_retired_io *ri = malloc(sizeof(*ri));
+
+		if (!ri) {
+			r = -ENOMEM;
+			goto out;
+		}
+		r = make_write_io(img, seq, snaps, n, &io);
+		if (r < 0) {
+			free(ri);
+			goto out;
+		}
+		/* Release: a submitter that loads the new context (acquire)
+		 * sees it fully set up.  The old one stays valid for requests
+		 * already using it and is destroyed at close. */
+		ri->io = atomic_exchange_explicit(&img->wr_io, io,
+						  memory_order_acq_rel);
+		ri->next = img->retired;
+		img->retired = ri;
+		free(img->snaps);
+		img->snaps = snaps;
+		img->snap_seq = seq;
+		img->nsnaps = n;
+		snaps = NULL;
+	}
+	atomic_store_explicit(&img->size, size, memory_order_release);
+	atomic_store_explicit(&img->features, features, memory_order_relaxed);
+	atomic_store_explicit(&img->flags, flags, memory_order_relaxed);
+	/* Release: pairs with maybe_refresh's loads. */
+	atomic_store_explicit(&img->applied_seq, target, memory_order_release);
+out:
+	free(snaps);
+	pthread_mutex_unlock(&img->refresh_lock);
+	return r;
+}
+
+static void image_free(struct rbdl_image *img)
+{
+	if (img->watching) {
+		rados_unwatch2(img->md_io, img->watch_cookie);
+		/* No watch callback may still run with img. */
+		rados_watch_flush(img->cluster);
+	}
+	rados_ioctx_t wr = atomic_load(&img->wr_io);
+
+	if (wr)
+		rados_ioctx_destroy(wr);
+	while (img->retired) {
+		struct rbdl_retired_io *ri = img->retired;
+
+		img->retired = ri->next;
+		rados_ioctx_destroy(ri->io);
+		free(ri);
+	}
+	if (img->rd_io)
+		rados_ioctx_destroy(img->rd_io);
+	if (img->defer_io)
+		rados_ioctx_destroy(img->defer_io);
+	if (img->md_io)
+		rados_ioctx_destroy(img->md_io);
+	rbdl_delivery_destroy(&img->dl);
+	pthread_mutex_destroy(&img->fq.lock);
+	pthread_mutex_destroy(&img->refresh_lock);
+	free(img->snaps);
+	free(img->name);
+	free(img->id);
+	free(img->header_oid);
+	free(img->object_prefix);
+	free(img->snap_name);
+	free(img);
+}
+
+static int image_load(struct rbdl_image *img, rados_ioctx_t io,
+		      const char *name, const char *id, const char *snap_name)
+{
+	uint64_t features, incompat, size, su = 0, sc = 0, flags = 0;
+	uint8_t order;
+	char *out, *ns = NULL;
+	size_t outlen;
+	bool clone;
+	int r;
+
+	img->cluster = rados_ioctx_get_cluster(io);
+	img->md_pool_id = rados_ioctx_get_id(io);
+	r = get_namespace(io, &ns);
+	if (r < 0)
+		return r;
+	r = dup_ioctx(img->cluster, img->md_pool_id, ns, &img->md_io);
+	if (r < 0)
+		goto out;
+	r = dup_ioctx(img->cluster, img->md_pool_id, ns, &img->defer_io);
+	if (r < 0)
+		goto out;
+	r = lookup_id(img, name, id);
+	if (r < 0)
+		goto out;
+
+	r = read_size(img, RBDL_NOSNAP, &order, &size);
+	if (r < 0) {
+		uint64_t psize;
+		time_t pmtime;
+
+		/* The cls reports a missing header as EIO; librbd says
+		 * ENOENT, the image is not there. */
+		if (rados_stat(img->md_io, img->header_oid, &psize,
+			       &pmtime) == -ENOENT)
+			r = -ENOENT;
+		goto out;
+	}
+	r = cls_call(img->md_io, img->header_oid, "rbd", "get_object_prefix",
+		     NULL, 0, &out, &outlen);
+	if (r < 0)
+		goto out;
+	r = rbdl_decode_string(out, outlen, &img->object_prefix);
+	rados_buffer_free(out);
+	if (r < 0)
+		goto out;
+	if (strlen(img->object_prefix) > RBDL_OID_PREFIX_MAX) {
+		r = -EBADMSG;
+		goto out;
+	}
+	r = read_features(img, &features, &incompat);
+	if (r < 0)
+		goto out;
+	if ((incompat & ~(uint64_t)RBDL_READ_SUPPORTED) ||
+	    (features & RBD_FEATURE_MIGRATING)) {
+		rbdl_log("image %s has features 0x%" PRIx64
+			 " that librbdlite does not support",
+			 img->name, features);
+		r = -ENOSYS;
+		goto out;
+	}
+	if (features & RBD_FEATURE_STRIPINGV2) {
+		r = cls_call(img->md_io, img->header_oid, "rbd",
+			     "get_stripe_unit_count", NULL, 0, &out, &outlen);
+		if (r == 0) {
+			r = rbdl_decode_stripe(out, outlen, &su, &sc);
+			rados_buffer_free(out);
+			if (r < 0)
+				goto out;
+		} else if (r != -ENOEXEC && r != -EINVAL) {
+			goto out;
+		}
+	}
+	r = rbdl_layout_init(&img->layout, order, su, sc);
+	if (r < 0) {
+		rbdl_log("image %s has an invalid layout (order %u, stripe "
+			 "unit %" PRIu64 ", count %" PRIu64 ")",
+			 img->name, order, su, sc);
+		r = -EBADMSG;
+		goto out;
+	}
+	img->data_pool_id = -1;
+	{
+		uint64_t dp;
+
+		r = cls_call(img->md_io, img->header_oid, "rbd",
+			     "get_data_pool", NULL, 0, &out, &outlen);
+		/* EOPNOTSUPP: an old OSD, so no data pool. */
+		if (r == 0) {
+			r = rbdl_decode_u64(out, outlen, &dp);
+			rados_buffer_free(out);
+			if (r < 0)
+				goto out;
+			img->data_pool_id = (int64_t)dp;
+		} else if (r != -EOPNOTSUPP) {
+			goto out;
+		}
+	}
+	r = read_snapcontext(img, &img->snap_seq, &img->snaps, &img->nsnaps);
+	if (r < 0)
+		goto out;
+	img->snap_id = RBDL_NOSNAP;
+	if (snap_name) {
+		r = find_snap(img, snap_name, &img->snap_id, &size);
+		if (r < 0)
+			goto out;
+		img->snap_name = strdup(snap_name);
+		if (!img->snap_name) {
+			r = -ENOMEM;
+			goto out;
+		}
+		img->read_only = true;
+	}
+	r = read_u64_method(img, "get_flags", img->snap_id, &flags);
+	if (r < 0)
+		goto out;
+	r = check_parent(img, img->snap_id, &clone);
+	if (r < 0)
+		goto out;
+	if (clone) {
+		rbdl_log("image %s is a clone whose parent still backs data; "
+			 "librbdlite does not read through to parents yet",
+			 img->name);
+		r = -ENOSYS;
+		goto out;
+	}
+
+	r = dup_ioctx(img->cluster,
+		      img->data_pool_id >= 0 ? img->data_pool_id
+					     : img->md_pool_id,
+		      ns, &img->rd_io);
+	if (r < 0)
+		goto out;
+	if (img->snap_id != RBDL_NOSNAP)
+		rados_ioctx_snap_set_read(img->rd_io, img->snap_id);
+
+	atomic_init(&img->size, size);
+	atomic_init(&img->features, features);
+	atomic_init(&img->flags, flags);
+	atomic_init(&img->write_error, write_gate(img, features));
+	log_write_refusal(img, features);
+	if (!img->read_only) {
+		rados_ioctx_t wio;
+
+		r = make_write_io(img, img->snap_seq, img->snaps, img->nsnaps,
+				  &wio);
+		if (r < 0)
+			goto out;
+		atomic_init(&img->wr_io, wio);
+		/* librbd watches the header of every read-write open. */
+		r = rados_watch2(img->md_io, img->header_oid,
+				 &img->watch_cookie, watch_cb, watch_err_cb,
+				 img);
+		if (r < 0)
+			goto out;
+		img->watching = true;
+	}
+	r = 0;
+out:
+	free(ns);
+	return r;
+}
+
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rbdl_handle *handles;
+
+int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
+		    const char *snap_name, bool read_only,
+		    struct rbdl_handle **out)
+{
+	struct rbdl_image *img = calloc(1, sizeof(*img));
+	struct rbdl_handle *h;
+	int r;
+
+	if (!img)
+		return -ENOMEM;
+	img->read_only = read_only;
+	pthread_mutex_init(&img->refresh_lock, NULL);
+	pthread_mutex_init(&img->fq.lock, NULL);
+	atomic_init(&img->wr_io, NULL);
+	atomic_init(&img->refresh_seq, 0);
+	atomic_init(&img->applied_seq, 0);
+	atomic_init(&img->watch_broken, false);
+	atomic_init(&img->fq.gen, 0);
+	atomic_init(&img->fq.count[0], 0);
+	atomic_init(&img->fq.count[1], 0);
+	atomic_init(&img->fq.active, false);
+	r = rbdl_delivery_init(&img->dl);
+	if (r < 0) {
+		pthread_mutex_destroy(&img->fq.lock);
+		pthread_mutex_destroy(&img->refresh_lock);
+		free(img);
+		return r;
+	}
+	r = image_load(img, io, name, id, snap_name);
+	if (r < 0)
+		goto fail;
+	h = malloc(sizeof(*h));
+	if (!h) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	h->img = img;
+	/* Handles are never freed; keep them reachable. */
+	pthread_mutex_lock(&handles_lock);
+	h->next = handles;
+	handles = h;
+	pthread_mutex_unlock(&handles_lock);
+	atomic_store_explicit(&h->magic, RBDL_HANDLE_OPEN, memory_order_release);
+	*out = h;
+	return 0;
+fail:
+	image_free(img);
+	return r;
+}
+
+int rbdl_image_close(struct rbdl_handle *h)
+{
+	uint32_t open = RBDL_HANDLE_OPEN;
+
+	/* Only one closer wins; later calls see a closed handle. */
+	if (!atomic_compare_exchange_strong(&h->magic, &open,
+					    RBDL_HANDLE_CLOSED))
+		return -EINVAL;
+	struct rbdl_image *img = h->img;
+
+	rbdl_delivery_wait_idle(&img->dl);
+	image_free(img);
+	/* The handle itself is never freed: a stale rbd_image_t must keep
+	 * reading "closed" rather than whatever reuses the memory. */
+	h->img = NULL;
+	return 0;
+}

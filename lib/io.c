@@ -1,0 +1,837 @@
+/*
+ * io.c - image requests: clip, stripe, and issue object operations.
+ *
+ * Life of a request (see io.h for the contract):
+ *
+ *   submitter thread                         librados callback thread
+ *   ----------------                         ------------------------
+ *   arm completion, refresh if due
+ *   clip (librbd's rules) -- early result ---> deferred completion
+ *   map onto objects (striper)
+ *   pending = nobjs + 1 (the submit guard)
+ *   for each object: build and send op  ---> obj_done(): record result,
+ *   drop the guard                              zero-fill holes, put
+ *            \_____ last put ______________/
+ *                          |
+ *                   req_finish(): rval, flush bookkeeping,
+ *                   rbdl_comp_complete() -> callbacks and events
+ *
+ * If the submitter's guard drop happens to be the last put (every object
+ * op already finished), the completion is deferred to a librados thread so
+ * that a callback never runs inside the submitting call.
+ *
+ * Deferred completions use rados_aio_flush_async() on an I/O context that
+ * never writes: librados then completes at once from its finisher thread.
+ *
+ * Flush: operations are counted per generation parity; a flush bumps the
+ * generation and completes when the previous parity drains (struct
+ * rbdl_flushq in image.h).  Flushes arriving while one is draining are
+ * batched behind it.
+ */
+#include "config.h"
+
+#include "io.h"
+#include "internal.h"
+#include "slab.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbd/librbd.h"
+
+#define RBDL_REQ_INLINE_OBJS 4
+#define RBDL_REQ_INLINE_SEGS 8
+#define RBDL_OID_MAX 128
+#define RBDL_MAX_ERRNO 4095
+#define RBDL_FADVISE_MASK                                                    \
+	(LIBRADOS_OP_FLAG_FADVISE_RANDOM |                                   \
+	 LIBRADOS_OP_FLAG_FADVISE_SEQUENTIAL |                               \
+	 LIBRADOS_OP_FLAG_FADVISE_WILLNEED |                                 \
+	 LIBRADOS_OP_FLAG_FADVISE_DONTNEED | LIBRADOS_OP_FLAG_FADVISE_NOCACHE)
+
+/* A contiguous run of one object backed by one contiguous buffer. */
+struct rbdl_seg {
+	char *ptr;
+	uint64_t obj_off;
+	uint64_t len;
+	size_t bytes_read;	/* read ops */
+	int prval;		/* read ops */
+};
+
+struct rbdl_req;
+
+struct rbdl_objreq {
+	struct rbdl_req *req;
+	rados_completion_t rc;
+	rados_read_op_t rop;
+	rados_write_op_t wop;
+	uint64_t objno;
+	uint64_t obj_off;	/* span in the object */
+	uint64_t len;
+	uint32_t first_seg;
+	uint32_t nsegs;
+	uint32_t first_piece;	/* write-same only */
+	uint32_t npieces;
+	int cmp_prval;		/* compare-and-write */
+	char *heap;		/* expanded write-same data */
+	char oid[RBDL_OID_MAX];
+};
+
+struct rbdl_req {
+	struct rbdl_image *img;
+	struct rbdl_comp *comp;
+	enum rbdl_op op;
+	int op_flags;
+	atomic_int pending;
+	atomic_long result;	/* first error wins */
+	unsigned gen_parity;
+	uint64_t off;
+	uint64_t len;		/* after clipping */
+	const char *pattern;	/* write-same */
+	size_t data_len;
+	bool thick;		/* write-zeroes with THICK_PROVISION */
+	uint64_t *mismatch_off;
+	rados_ioctx_t io;
+	struct rbdl_objreq *objs;
+	uint32_t nobjs;
+	struct rbdl_seg *segs;
+	uint32_t nsegs;
+	struct rbdl_piece *pieces;	/* write-same only */
+	struct rbdl_objreq objs_inline[RBDL_REQ_INLINE_OBJS];
+	struct rbdl_seg segs_inline[RBDL_REQ_INLINE_SEGS];
+};
+
+static struct rbdl_slab req_slab =
+	RBDL_SLAB_INIT("request", sizeof(struct rbdl_req));
+static pthread_once_t req_once = PTHREAD_ONCE_INIT;
+
+static void req_init_once(void)
+{
+	rbdl_slab_init(&req_slab);
+}
+
+static bool op_writes(enum rbdl_op op)
+{
+	return op != RBDL_OP_READ && op != RBDL_OP_FLUSH;
+}
+
+/* ---- deferred completion ------------------------------------------------ */
+
+static void defer_done(rados_completion_t rc, void *arg)
+{
+	struct rbdl_comp *c = arg;
+
+	rados_aio_release(rc);
+	rbdl_comp_complete(c, c->rval);
+}
+
+/* Complete c with rval from a librados thread, never inline. */
+static void complete_deferred(struct rbdl_image *img, struct rbdl_comp *c,
+			      ssize_t rval)
+{
+	rados_completion_t rc;
+
+	c->rval = rval;
+	if (rados_aio_create_completion2(c, defer_done, &rc) == 0) {
+		if (rados_aio_flush_async(img->defer_io, rc) == 0)
+			return;
+		rados_aio_release(rc);
+	}
+	/* Out of memory in librados: completing inline is the lesser evil. */
+	rbdl_log("cannot defer a completion; completing inline");
+	rbdl_comp_complete(c, rval);
+}
+
+/* ---- flush bookkeeping -------------------------------------------------- */
+
+/*
+ * Complete every waiting flush whose generation drained.  deferred: the
+ * caller is inside a submit call, so completions go through a librados
+ * thread instead of running callbacks here.
+ */
+static void flush_check(struct rbdl_image *img, bool deferred)
+{
+	struct rbdl_flushq *fq = &img->fq;
+
+	pthread_mutex_lock(&fq->lock);
+	while (atomic_load(&fq->active)) {
+		unsigned p = (unsigned)((atomic_load(&fq->gen) - 1) & 1);
+
+		if (atomic_load(&fq->count[p]) != 0)
+			break;
+		struct rbdl_comp *list = fq->waiting;
+
+		fq->waiting = NULL;
+		if (fq->queued) {
+			fq->waiting = fq->queued;
+			fq->queued = NULL;
+			atomic_fetch_add(&fq->gen, 1);
+		} else {
+			atomic_store(&fq->active, false);
+		}
+		pthread_mutex_unlock(&fq->lock);
+		while (list) {
+			struct rbdl_comp *n = list->dnext;
+
+			if (deferred)
+				complete_deferred(img, list, 0);
+			else
+				rbdl_comp_complete(list, 0);
+			list = n;
+		}
+		pthread_mutex_lock(&fq->lock);
+	}
+	pthread_mutex_unlock(&fq->lock);
+}
+
+static unsigned flush_op_start(struct rbdl_image *img)
+{
+	struct rbdl_flushq *fq = &img->fq;
+
+	for (;;) {
+		uint64_t g = atomic_load(&fq->gen);
+
+		/* seq_cst add then re-load of gen, against flush_submit's
+		 * seq_cst gen bump then load of the count: either the flush
+		 * sees this operation or the operation sees the new gen. */
+		atomic_fetch_add(&fq->count[g & 1], 1);
+		if (atomic_load(&fq->gen) == g)
+			return (unsigned)(g & 1);
+		if (atomic_fetch_sub(&fq->count[g & 1], 1) == 1 &&
+		    atomic_load(&fq->active))
+			flush_check(img, true);
+	}
+}
+
+static void flush_op_end(struct rbdl_image *img, unsigned parity,
+			 bool from_submitter)
+{
+	struct rbdl_flushq *fq = &img->fq;
+
+	/* seq_cst: pairs with flush_submit's store of active then load of
+	 * the count. */
+	if (atomic_fetch_sub(&fq->count[parity], 1) == 1 &&
+	    atomic_load(&fq->active))
+		flush_check(img, from_submitter);
+}
+
+static void flush_submit(struct rbdl_image *img, struct rbdl_comp *c)
+{
+	struct rbdl_flushq *fq = &img->fq;
+
+	pthread_mutex_lock(&fq->lock);
+	if (atomic_load(&fq->active)) {
+		/* Batched behind the flush that is draining now. */
+		c->dnext = fq->queued;
+		fq->queued = c;
+		pthread_mutex_unlock(&fq->lock);
+		return;
+	}
+	c->dnext = NULL;
+	fq->waiting = c;
+	atomic_store(&fq->active, true);
+	atomic_fetch_add(&fq->gen, 1);
+	pthread_mutex_unlock(&fq->lock);
+	/* Nothing in flight: the flush is done already (deferred, since we
+	 * are inside the submit call). */
+	flush_check(img, true);
+}
+
+/* ---- request completion ------------------------------------------------- */
+
+static void req_set_error(struct rbdl_req *req, long r)
+{
+	long zero = 0;
+
+	/* First error wins (librbd's error_rval compare-exchange). */
+	atomic_compare_exchange_strong_explicit(&req->result, &zero, r,
+						memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+static void req_free(struct rbdl_req *req)
+{
+	if (req->objs != req->objs_inline)
+		free(req->objs);
+	if (req->segs != req->segs_inline)
+		free(req->segs);
+	free(req->pieces);
+	rbdl_slab_free(&req_slab, req);
+}
+
+static void req_finish(struct rbdl_req *req, bool from_submitter)
+{
+	struct rbdl_image *img = req->img;
+	struct rbdl_comp *c = req->comp;
+	long res = atomic_load_explicit(&req->result, memory_order_relaxed);
+	ssize_t rval = res < 0 ? res
+			       : (req->op == RBDL_OP_READ ? (ssize_t)req->len
+							  : 0);
+	unsigned parity = req->gen_parity;
+
+	req_free(req);
+	/* Keep the image alive across completion and flush bookkeeping (the
+	 * operation's own count may be dropped by the delivery). */
+	rbdl_delivery_get(&img->dl);
+	/* If every object op finished before the submitter dropped its guard,
+	 * deliver from a librados thread: never run a callback inside the
+	 * submitting call.  The flush count drops only after the completion
+	 * is queued, so a flush submitted later completes after it. */
+	if (from_submitter)
+		complete_deferred(img, c, rval);
+	else
+		rbdl_comp_complete(c, rval);
+	flush_op_end(img, parity, from_submitter);
+	rbdl_delivery_put(&img->dl);
+}
+
+static void req_put(struct rbdl_req *req, bool from_submitter)
+{
+	/* acq_rel: the last putter sees every object op's results. */
+	if (atomic_fetch_sub_explicit(&req->pending, 1,
+				      memory_order_acq_rel) == 1)
+		req_finish(req, from_submitter);
+}
+
+static void zero_tail(struct rbdl_seg *s, size_t have)
+{
+	if (have < s->len)
+		memset(s->ptr + have, 0, s->len - have);
+}
+
+static void obj_done(rados_completion_t rc, void *arg)
+{
+	struct rbdl_objreq *o = arg;
+	struct rbdl_req *req = o->req;
+	int r = rados_aio_get_return_value(rc);
+
+	switch (req->op) {
+	case RBDL_OP_READ:
+		if (r == -ENOENT) {
+			for (uint32_t i = 0; i < o->nsegs; i++)
+				zero_tail(&req->segs[o->first_seg + i], 0);
+		} else if (r < 0) {
+			req_set_error(req, r);
+		} else if (!o->rop) {
+			zero_tail(&req->segs[o->first_seg], (size_t)r);
+		} else {
+			for (uint32_t i = 0; i < o->nsegs; i++) {
+				struct rbdl_seg *s =
+					&req->segs[o->first_seg + i];
+
+				if (s->prval < 0 && s->prval != -ENOENT)
+					req_set_error(req, s->prval);
+				else
+					zero_tail(s, s->prval < 0
+							     ? 0
+							     : s->bytes_read);
+			}
+		}
+		break;
+	case RBDL_OP_CAW: {
+		int m = o->cmp_prval <= -RBDL_MAX_ERRNO ? o->cmp_prval
+			: r <= -RBDL_MAX_ERRNO		? r
+							: 0;
+
+		if (m) {
+			if (req->mismatch_off)
+				*req->mismatch_off =
+					req->off +
+					(uint64_t)(-(int64_t)m - RBDL_MAX_ERRNO);
+			req_set_error(req, -EILSEQ);
+		} else if (r < 0) {
+			req_set_error(req, r);
+		}
+		break;
+	}
+	case RBDL_OP_DISCARD:
+	case RBDL_OP_WRITE_ZEROES:
+		/* remove or guarded truncate/zero of a missing object */
+		if (r < 0 && r != -ENOENT)
+			req_set_error(req, r);
+		break;
+	default:
+		if (r < 0 && r != -EEXIST)
+			req_set_error(req, r);
+		break;
+	}
+	rados_aio_release(rc);
+	if (o->rop)
+		rados_release_read_op(o->rop);
+	if (o->wop)
+		rados_release_write_op(o->wop);
+	free(o->heap);
+	req_put(req, false);
+}
+
+/* ---- building object operations ----------------------------------------- */
+
+/*
+ * Split the request's buffer into segments for every piece of every
+ * object, in object order.  With count_only, only counts.
+ */
+struct bufdesc {
+	char *buf;
+	const struct iovec *iov;
+	int iovcnt;
+};
+
+static uint32_t piece_segs(const struct bufdesc *b, const struct rbdl_piece *p,
+			   struct rbdl_seg *out)
+{
+	if (b->buf) {
+		if (out) {
+			out->ptr = b->buf + p->buf_off;
+			out->obj_off = p->obj_off;
+			out->len = p->len;
+		}
+		return 1;
+	}
+	/* Find the iovec holding p->buf_off, then walk. */
+	uint64_t base = 0, off = p->buf_off, left = p->len, oo = p->obj_off;
+	uint32_t n = 0;
+	int i = 0;
+
+	while (i < b->iovcnt && base + b->iov[i].iov_len <= off)
+		base += b->iov[i++].iov_len;
+	while (left && i < b->iovcnt) {
+		uint64_t in = off - base;
+		uint64_t take = b->iov[i].iov_len - in;
+
+		if (take > left)
+			take = left;
+		if (take) {
+			if (out) {
+				out[n].ptr = (char *)b->iov[i].iov_base + in;
+				out[n].obj_off = oo;
+				out[n].len = take;
+			}
+			n++;
+		}
+		off += take;
+		oo += take;
+		left -= take;
+		base += b->iov[i++].iov_len;
+	}
+	return n;
+}
+
+static void build_oid(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	snprintf(o->oid, sizeof(o->oid), "%s.%016" PRIx64,
+		 req->img->object_prefix, o->objno);
+}
+
+static int send_read(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	int flags = req->op_flags & RBDL_FADVISE_MASK;
+
+	if (o->nsegs == 1 && !flags) {
+		struct rbdl_seg *s = &req->segs[o->first_seg];
+
+		return rados_aio_read(req->io, o->oid, o->rc, s->ptr, s->len,
+				      s->obj_off);
+	}
+	o->rop = rados_create_read_op();
+	if (!o->rop)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->nsegs; i++) {
+		struct rbdl_seg *s = &req->segs[o->first_seg + i];
+
+		s->bytes_read = 0;
+		s->prval = 0;
+		rados_read_op_read(o->rop, s->obj_off, s->len, s->ptr,
+				   &s->bytes_read, &s->prval);
+		if (flags)
+			rados_read_op_set_flags(o->rop, flags);
+	}
+	return rados_aio_read_op_operate(o->rop, req->io, o->rc, o->oid, 0);
+}
+
+static int send_write(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	int flags = req->op_flags & RBDL_FADVISE_MASK;
+
+	if (o->nsegs == 1 && !flags) {
+		struct rbdl_seg *s = &req->segs[o->first_seg];
+
+		return rados_aio_write(req->io, o->oid, o->rc, s->ptr, s->len,
+				       s->obj_off);
+	}
+	o->wop = rados_create_write_op();
+	if (!o->wop)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->nsegs; i++) {
+		struct rbdl_seg *s = &req->segs[o->first_seg + i];
+
+		rados_write_op_write(o->wop, s->ptr, s->len, s->obj_off);
+		if (flags)
+			rados_write_op_set_flags(o->wop, flags);
+	}
+	return rados_aio_write_op_operate(o->wop, req->io, o->rc, o->oid, NULL,
+					  0);
+}
+
+static int send_discard(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	uint64_t objsz = req->img->layout.object_size;
+
+	if (o->obj_off == 0 && o->len == objsz)
+		return rados_aio_remove(req->io, o->oid, o->rc);
+	o->wop = rados_create_write_op();
+	if (!o->wop)
+		return -ENOMEM;
+	/* Never create an object just to zero it. */
+	rados_write_op_assert_exists(o->wop);
+	if (o->obj_off + o->len == objsz)
+		rados_write_op_truncate(o->wop, o->obj_off);
+	else
+		rados_write_op_zero(o->wop, o->obj_off, o->len);
+	return rados_aio_write_op_operate(o->wop, req->io, o->rc, o->oid, NULL,
+					  0);
+}
+
+/* Pattern byte for request byte i. */
+static void fill_pattern(char *dst, uint64_t len, uint64_t req_off,
+			 const char *pat, size_t plen)
+{
+	uint64_t phase = req_off % plen;
+
+	while (len) {
+		uint64_t take = plen - phase;
+
+		if (take > len)
+			take = len;
+		memcpy(dst, pat + phase, take);
+		dst += take;
+		len -= take;
+		phase = 0;
+	}
+}
+
+static int send_writesame(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	bool aligned = !req->thick;
+
+	for (uint32_t i = 0; i < o->npieces && aligned; i++) {
+		struct rbdl_piece *p = &req->pieces[o->first_piece + i];
+
+		aligned = p->buf_off % req->data_len == 0 &&
+			  p->len % req->data_len == 0;
+	}
+	o->wop = rados_create_write_op();
+	if (!o->wop)
+		return -ENOMEM;
+	if (aligned) {
+		for (uint32_t i = 0; i < o->npieces; i++) {
+			struct rbdl_piece *p = &req->pieces[o->first_piece + i];
+
+			rados_write_op_writesame(o->wop, req->pattern,
+						 req->data_len, p->len,
+						 p->obj_off);
+		}
+	} else {
+		/* Expand the span (pieces are contiguous in the object). */
+		o->heap = req->thick ? calloc(1, o->len) : malloc(o->len);
+		if (!o->heap)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < o->npieces && !req->thick; i++) {
+			struct rbdl_piece *p = &req->pieces[o->first_piece + i];
+
+			fill_pattern(o->heap + (p->obj_off - o->obj_off),
+				     p->len, p->buf_off, req->pattern,
+				     req->data_len);
+		}
+		rados_write_op_write(o->wop, o->heap, o->len, o->obj_off);
+	}
+	return rados_aio_write_op_operate(o->wop, req->io, o->rc, o->oid, NULL,
+					  0);
+}
+
+static int send_caw(struct rbdl_req *req, struct rbdl_objreq *o,
+		    const void *cmp)
+{
+	struct rbdl_seg *s = &req->segs[o->first_seg];
+
+	o->wop = rados_create_write_op();
+	if (!o->wop)
+		return -ENOMEM;
+	o->cmp_prval = 0;
+	rados_write_op_cmpext(o->wop, cmp, s->len, s->obj_off, &o->cmp_prval);
+	rados_write_op_write(o->wop, s->ptr, s->len, s->obj_off);
+	return rados_aio_write_op_operate(o->wop, req->io, o->rc, o->oid, NULL,
+					  0);
+}
+
+static int send_obj(struct rbdl_req *req, struct rbdl_objreq *o,
+		    const void *cmp)
+{
+	switch (req->op) {
+	case RBDL_OP_READ:
+		return send_read(req, o);
+	case RBDL_OP_WRITE:
+		return send_write(req, o);
+	case RBDL_OP_DISCARD:
+	case RBDL_OP_WRITE_ZEROES:
+		return send_discard(req, o);
+	case RBDL_OP_WRITESAME:
+		return send_writesame(req, o);
+	case RBDL_OP_CAW:
+		return send_caw(req, o, cmp);
+	default:
+		return -EINVAL;
+	}
+}
+
+static bool all_zero(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* ---- submission ---------------------------------------------------------- */
+
+/* Map and send.  Called with the completion armed and the range clipped. */
+static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
+		     const struct rbdl_io_args *a, enum rbdl_op op,
+		     uint64_t len)
+{
+	struct rbdl_objext objs_stack[RBDL_REQ_INLINE_OBJS];
+	struct rbdl_piece pieces_stack[RBDL_REQ_INLINE_SEGS];
+	struct rbdl_objext *objs = objs_stack;
+	struct rbdl_piece *pieces = pieces_stack;
+	size_t nobjs, npieces;
+	struct bufdesc bd = { a->buf, a->iov, a->iovcnt };
+	struct rbdl_req *req;
+	int r;
+
+	pthread_once(&req_once, req_init_once);
+	r = rbdl_striper_map(&img->layout, a->off, len, objs,
+			     RBDL_ARRAY_SIZE(objs_stack), pieces,
+			     RBDL_ARRAY_SIZE(pieces_stack), &nobjs, &npieces);
+	if (r == -ERANGE) {
+		rbdl_striper_count(&img->layout, a->off, len, &nobjs, &npieces);
+		objs = malloc(nobjs * sizeof(*objs));
+		pieces = malloc(npieces * sizeof(*pieces));
+		if (!objs || !pieces) {
+			r = -ENOMEM;
+			goto out_map;
+		}
+		r = rbdl_striper_map(&img->layout, a->off, len, objs, nobjs,
+				     pieces, npieces, &nobjs, &npieces);
+	}
+	if (r < 0)
+		goto out_map;
+	if (op == RBDL_OP_CAW && (nobjs != 1 || npieces != 1)) {
+		r = -EINVAL;
+		goto out_map;
+	}
+
+	req = rbdl_slab_alloc(&req_slab);
+	if (!req) {
+		r = -ENOMEM;
+		goto out_map;
+	}
+	req->img = img;
+	req->comp = c;
+	req->op = op;
+	req->op_flags = a->op_flags;
+	req->off = a->off;
+	req->len = len;
+	req->pattern = a->buf;
+	req->data_len = a->data_len;
+	req->thick = op == RBDL_OP_WRITESAME && !a->buf;
+	req->mismatch_off = a->mismatch_off;
+	req->pieces = NULL;
+	atomic_init(&req->result, 0);
+	req->io = op_writes(op) ? atomic_load_explicit(&img->wr_io,
+						       memory_order_acquire)
+				: img->rd_io;
+
+	/* Segments: one per (piece x iovec run); none for discard. */
+	uint32_t nsegs = 0;
+	bool has_data = op == RBDL_OP_READ || op == RBDL_OP_WRITE ||
+			op == RBDL_OP_CAW;
+
+	if (has_data)
+		for (size_t i = 0; i < npieces; i++)
+			nsegs += piece_segs(&bd, &pieces[i], NULL);
+	req->objs = nobjs <= RBDL_REQ_INLINE_OBJS
+			    ? req->objs_inline
+			    : malloc(nobjs * sizeof(*req->objs));
+	req->segs = nsegs <= RBDL_REQ_INLINE_SEGS
+			    ? req->segs_inline
+			    : malloc(nsegs * sizeof(*req->segs));
+	if (op == RBDL_OP_WRITESAME) {
+		req->pieces = malloc(npieces * sizeof(*pieces));
+		if (req->pieces)
+			memcpy(req->pieces, pieces, npieces * sizeof(*pieces));
+	}
+	if (!req->objs || !req->segs ||
+	    (op == RBDL_OP_WRITESAME && !req->pieces)) {
+		if (!req->objs)
+			req->objs = req->objs_inline;
+		if (!req->segs)
+			req->segs = req->segs_inline;
+		req_free(req);
+		r = -ENOMEM;
+		goto out_map;
+	}
+	req->nobjs = (uint32_t)nobjs;
+	req->nsegs = nsegs;
+	if (nsegs > RBDL_REQ_INLINE_SEGS || nobjs > RBDL_REQ_INLINE_OBJS)
+		rbdl_stat_inc(RBDL_STAT_MALLOCS_HOT_PATH, 1);
+
+	uint32_t si = 0;
+
+	for (size_t i = 0; i < nobjs; i++) {
+		struct rbdl_objreq *o = &req->objs[i];
+
+		o->req = req;
+		o->objno = objs[i].objno;
+		o->obj_off = objs[i].obj_off;
+		o->len = objs[i].len;
+		o->first_piece = objs[i].first_piece;
+		o->npieces = objs[i].npieces;
+		o->rop = NULL;
+		o->wop = NULL;
+		o->heap = NULL;
+		o->first_seg = si;
+		if (has_data)
+			for (uint32_t k = 0; k < objs[i].npieces; k++)
+				si += piece_segs(
+					&bd, &pieces[objs[i].first_piece + k],
+					&req->segs[si]);
+		o->nsegs = si - o->first_seg;
+		build_oid(req, o);
+	}
+
+	req->gen_parity = flush_op_start(img);
+	atomic_init(&req->pending, (int)nobjs + 1);
+	for (size_t i = 0; i < nobjs; i++) {
+		struct rbdl_objreq *o = &req->objs[i];
+
+		r = rados_aio_create_completion2(o, obj_done, &o->rc);
+		if (r == 0) {
+			r = send_obj(req, o, a->cmp);
+			if (r == 0)
+				continue;
+			rados_aio_release(o->rc);
+		}
+		/* Synchronous failure of one object op: record it and count
+		 * the object as done (the guard keeps the request alive). */
+		req_set_error(req, r);
+		if (o->rop)
+			rados_release_read_op(o->rop);
+		if (o->wop)
+			rados_release_write_op(o->wop);
+		free(o->heap);
+		req_put(req, true);
+	}
+	req_put(req, true);
+	r = 0;
+out_map:
+	if (objs != objs_stack)
+		free(objs);
+	if (pieces != pieces_stack)
+		free(pieces);
+	return r;
+}
+
+int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
+		   const struct rbdl_io_args *a)
+{
+	enum rbdl_op op = a->op;
+	uint64_t len = a->len, size;
+	int r;
+
+	/* Only aio submissions post events; synchronous calls and CAW (as in
+	 * Pacific) never do. */
+	r = rbdl_comp_arm(c, img, op != RBDL_OP_CAW && !c->internal);
+	if (r < 0)
+		return r;
+	rbdl_stat_inc(RBDL_STAT_IOS_SUBMITTED, 1);
+	if (op == RBDL_OP_FLUSH) {
+		flush_submit(img, c);
+		return 0;
+	}
+	r = rbdl_image_maybe_refresh(img);
+	if (r < 0)
+		goto late;
+	if (op == RBDL_OP_WRITE_ZEROES &&
+	    (a->zero_flags & ~RBD_WRITE_ZEROES_FLAG_THICK_PROVISION)) {
+		r = -EINVAL;
+		goto late;
+	}
+	if (len == 0) {
+		r = 0;
+		goto late;
+	}
+	size = atomic_load_explicit(&img->size, memory_order_acquire);
+	if (a->off >= size) {
+		r = -EINVAL;
+		goto late;
+	}
+	if (len > size - a->off)
+		len = size - a->off;
+	if (op_writes(op)) {
+		r = atomic_load_explicit(&img->write_error,
+					 memory_order_relaxed);
+		if (r < 0)
+			goto late;
+	}
+	if (op == RBDL_OP_CAW && (a->off % 512) + len > 512) {
+		r = -EINVAL;
+		goto late;
+	}
+	if (op == RBDL_OP_WRITESAME && all_zero(a->buf, a->data_len))
+		op = RBDL_OP_WRITE_ZEROES;	/* rbd_discard_on_zeroed_write_same */
+	if (op == RBDL_OP_WRITE_ZEROES &&
+	    (a->zero_flags & RBD_WRITE_ZEROES_FLAG_THICK_PROVISION)) {
+		struct rbdl_io_args t = *a;
+
+		t.buf = NULL;	/* thick: writes of zeros */
+		t.data_len = 512;
+		r = req_start(img, c, &t, RBDL_OP_WRITESAME, len);
+	} else {
+		r = req_start(img, c, a, op, len);
+	}
+	if (r < 0)
+		goto late;
+	return 0;
+late:
+	/* librbd reports these through the completion, never inline. */
+	complete_deferred(img, c, r);
+	return 0;
+}
+
+ssize_t rbdl_io_sync(struct rbdl_image *img, const struct rbdl_io_args *a)
+{
+	struct rbdl_comp *c;
+	uint64_t size = atomic_load_explicit(&img->size, memory_order_acquire);
+	ssize_t r;
+
+	r = rbdl_comp_create(NULL, NULL, &c);
+	if (r < 0)
+		return r;
+	c->internal = true;
+	r = rbdl_io_submit(img, c, a);
+	if (r == 0) {
+		rbdl_comp_wait(c);
+		r = c->rval;
+	}
+	rbdl_comp_release(c);
+	if (r < 0 || a->op == RBDL_OP_READ || a->op == RBDL_OP_FLUSH)
+		return r;
+	/* librbd's synchronous writes report the clipped length. */
+	if (a->off >= size)
+		return 0;
+	return (ssize_t)(a->len < size - a->off ? a->len : size - a->off);
+}

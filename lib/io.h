@@ -1,0 +1,76 @@
+/*
+ * io.h - image requests: clip, stripe, and issue object operations.
+ *
+ * Role: the data path.  A request (read, write, discard, write-zeroes,
+ * write-same, compare-and-write, flush) is validated and clipped the way
+ * librbd 16.2 does, mapped onto objects with the striper, and sent to
+ * librados from the submitting thread: no queue, no hand-off to a thread of
+ * ours.  Each object operation completes on librados' callback thread; the
+ * last one to finish completes the request's rbd completion, which the
+ * per-image delivery (completion.h) turns into callbacks and events.
+ *
+ * Memory: requests and object sub-requests come from slabs.  A request
+ * touching up to RBDL_REQ_INLINE_OBJS objects and RBDL_REQ_INLINE_SEGS
+ * buffer segments needs no other memory; larger requests (big striped I/O,
+ * long iovec arrays, unaligned write-same) allocate their arrays, which is
+ * outside the steady-state small-I/O path.
+ *
+ * Buffers: write data is copied by librados when the operation is issued,
+ * so the caller's write buffer is free once the submit call returns (a
+ * stronger guarantee than librbd's).  Read destinations and the iovec
+ * arrays of reads are used until completion; the iovec array is copied at
+ * submit time, so only the buffers it points to must stay valid.
+ */
+#ifndef RBDL_IO_H
+#define RBDL_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "completion.h"
+#include "image.h"
+
+enum rbdl_op {
+	RBDL_OP_READ,
+	RBDL_OP_WRITE,
+	RBDL_OP_DISCARD,
+	RBDL_OP_WRITE_ZEROES,
+	RBDL_OP_WRITESAME,
+	RBDL_OP_CAW,
+	RBDL_OP_FLUSH,
+};
+
+struct rbdl_io_args {
+	enum rbdl_op op;
+	uint64_t off;
+	uint64_t len;
+	/* exactly one of buf / iov describes the data (none for discard,
+	 * zeroes and flush) */
+	void *buf;
+	const struct iovec *iov;
+	int iovcnt;
+	const void *cmp;		/* compare-and-write */
+	uint64_t *mismatch_off;		/* compare-and-write */
+	size_t data_len;		/* write-same pattern length */
+	int op_flags;			/* LIBRADOS_OP_FLAG_FADVISE_* hints */
+	int zero_flags;			/* write-zeroes */
+};
+
+/*
+ * Submit a request.  c must be IDLE.  Returns 0 when the request was
+ * accepted (its result, including librbd's "late" errors such as -EINVAL
+ * for an offset past the end or -EROFS, arrives through c), or a negative
+ * errno when it was not (c is left IDLE and its callback never runs).
+ */
+int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
+		   const struct rbdl_io_args *a);
+
+/*
+ * Synchronous form: submits with an internal completion, waits, and
+ * returns the completion's value (bytes for reads, 0 otherwise) or a
+ * negative errno.
+ */
+ssize_t rbdl_io_sync(struct rbdl_image *img, const struct rbdl_io_args *a);
+
+#endif /* RBDL_IO_H */

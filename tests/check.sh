@@ -1,0 +1,89 @@
+#!/bin/bash
+# check.sh - the whole test suite, from a clean checkout, in one command:
+#
+#   tests/check.sh
+#
+# Installs the Debian packages it needs (when missing; needs root), builds
+# out of tree in build/ with -Werror, runs `make check` (unit tests, ABI
+# checks, and every cluster test against a throwaway Ceph cluster that it
+# starts and always stops), builds the example against the *installed*
+# library through pkg-config, and runs `make distcheck` unless
+# RBDLITE_SKIP_DISTCHECK=1.  With RBDLITE_SANITIZERS=1 it also runs the unit
+# and Check cluster tests in ASan/UBSan and TSan builds.  Prints every test
+# log and ends with one "N passed, M failed" line.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+jobs=$(nproc 2>/dev/null || echo 2)
+pass=0 fail=0
+step() {
+	local name=$1; shift
+	echo "### $name"
+	if "$@"; then
+		pass=$((pass + 1)); echo "### $name: ok"
+	else
+		fail=$((fail + 1)); echo "### $name: FAILED"
+	fi
+}
+
+bash tests/deps.sh || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
+autoreconf -fi >/dev/null 2>&1 || autoreconf -fi || exit 1
+
+build() {	# build DIR CONFIGURE-ARGS...
+	local dir=$1; shift
+	mkdir -p "$dir" && (cd "$dir" && "$root/configure" -q "$@" && make -s -j"$jobs")
+}
+show_logs() {	# show_logs DIR
+	local f
+	for f in $(find "$1/tests" -name '*.log' | sort); do
+		echo "----- ${f#"$1"/}"
+		cat "$f"
+	done
+}
+check_in() {	# check_in DIR [make args]
+	local dir=$1; shift
+	(cd "$dir" && make -s -j"$jobs" check "$@")
+	local rc=$?
+	show_logs "$dir"
+	return $rc
+}
+
+step "build (-Werror)" build build --enable-werror
+step "make check" check_in build
+
+# The example compiles against the installed library via pkg-config, as C
+# and as C++, and runs against a throwaway cluster.
+install_check() {
+	local prefix
+	prefix=$(mktemp -d) || return 1
+	(cd build && make -s install DESTDIR="" prefix="$prefix" >/dev/null) || return 1
+	local pc="$prefix/lib/pkgconfig"
+	# shellcheck disable=SC2046
+	cc -Wall -Wextra -Werror -o "$prefix/aio_rw" examples/aio_rw.c \
+		$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs rbdlite) || return 1
+	# shellcheck disable=SC2046
+	c++ -x c++ -fsyntax-only -Wall -Werror examples/aio_rw.c \
+		$(PKG_CONFIG_PATH=$pc pkg-config --cflags rbdlite) || return 1
+	tests/cluster/with-cluster.sh bash -c '
+		rbd create --size 64M --image-feature layering "$RBDLITE_TEST_POOL/ex" &&
+		LD_LIBRARY_PATH="$1/lib" "$1/aio_rw" "$RBDLITE_TEST_POOL" ex 4190000 &&
+		ldd "$1/aio_rw" | grep -q "$1/lib/librbdlite.so"' _ "$prefix"
+	local rc=$?
+	rm -rf "$prefix"
+	return $rc
+}
+step "install + pkg-config example" install_check
+
+if [ "${RBDLITE_SKIP_DISTCHECK:-0}" != 1 ]; then
+	step "make distcheck" bash -c "cd build && make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >/dev/null"
+fi
+
+if [ "${RBDLITE_SANITIZERS:-0}" = 1 ]; then
+	for san in asan tsan; do
+		step "build ($san)" build "build-$san" --enable-"$san"
+		RBDLITE_CLUSTER_SCRIPTS= step "make check ($san)" check_in "build-$san"
+	done
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

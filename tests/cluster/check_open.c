@@ -1,0 +1,344 @@
+/*
+ * check_open.c - cluster tests of image open and metadata: rbd_open and its
+ * variants against images made by the real rbd CLI (plain, striped,
+ * data-pool, namespaced, snapshots), rbd_stat fields against `rbd info`,
+ * the feature gate (default Pacific images: reads work, writes -EROFS;
+ * clones and format 1 refused), and missing images, snapshots and headers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rbd/librbd.h>
+#include "rbdlite.h"
+
+#include "harness.h"
+
+static struct th t;
+
+static void setup(void)
+{
+	th_connect(&t);
+}
+
+static void teardown(void)
+{
+	th_disconnect(&t);
+}
+
+/* Read a field of `rbd info --format json` with a tiny parser. */
+static long long info_field(const char *img, const char *field)
+{
+	char cmd[512], buf[8192] = { 0 };
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rbd info --format json %s/%s", t.pool,
+		 img);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+
+	pclose(f);
+	ck_assert_uint_gt(n, 0);
+	char key[64];
+
+	snprintf(key, sizeof(key), "\"%s\":", field);
+	char *p = strstr(buf, key);
+
+	ck_assert_msg(p != NULL, "no %s in rbd info", field);
+	return strtoll(p + strlen(key), NULL, 10);
+}
+
+START_TEST(test_preload_is_librbdlite)
+{
+	/* These tests must exercise librbdlite, not librbd. */
+	ck_assert_int_eq(rbdlite_is_librbdlite(), 1);
+	int maj, min, extra;
+
+	rbd_version(&maj, &min, &extra);
+	ck_assert_int_eq(maj, 1);
+	ck_assert_int_eq(min, 16);
+	ck_assert_int_eq(extra, 0);
+}
+END_TEST
+
+START_TEST(test_stat_matches_rbd_info)
+{
+	const char *name = th_name("stat");
+	rbd_image_t img;
+	rbd_image_info_t info;
+	uint64_t size, features, flags;
+	char id[64], prefix[64], expect[96];
+
+	th_create(&t, name, 100 << 20, "--image-feature layering");
+	ck_assert_int_eq(rbd_open(t.io, name, &img, NULL), 0);
+	ck_assert_int_eq(rbd_stat(img, &info, sizeof(info)), 0);
+	ck_assert_uint_eq(info.size, 100 << 20);
+	ck_assert_uint_eq(info.size, info_field(name, "size"));
+	ck_assert_uint_eq(info.obj_size, 4 << 20);
+	ck_assert_uint_eq(info.num_objs, 25);
+	ck_assert_uint_eq(info.num_objs, info_field(name, "objects"));
+	ck_assert_int_eq(info.order, 22);
+	ck_assert_int_eq(info.parent_pool, -1);
+	ck_assert_str_eq(info.parent_name, "");
+	ck_assert_int_eq(rbd_get_id(img, id, sizeof(id)), 0);
+	snprintf(expect, sizeof(expect), "rbd_data.%s", id);
+	ck_assert_str_eq(info.block_name_prefix, expect);
+	ck_assert_int_eq(rbd_get_block_name_prefix(img, prefix, sizeof(prefix)),
+			 0);
+	ck_assert_str_eq(prefix, expect);
+	ck_assert_int_eq(rbd_get_id(img, id, 3), -ERANGE);
+	ck_assert_int_eq(rbd_get_size(img, &size), 0);
+	ck_assert_uint_eq(size, 100 << 20);
+	ck_assert_int_eq(rbd_get_features(img, &features), 0);
+	ck_assert_uint_eq(features, RBD_FEATURE_LAYERING);
+	ck_assert_int_eq(rbd_get_flags(img, &flags), 0);
+	ck_assert_uint_eq(flags, 0);
+	ck_assert_int_eq(rbd_get_parent_info(img, NULL, 0, NULL, 0, NULL, 0),
+			 -ENOENT);
+	ck_assert_int_eq(rbd_close(img), 0);
+	th_remove(&t, name);
+}
+END_TEST
+
+START_TEST(test_striped_and_data_pool_layout)
+{
+	const char *s = th_name("striped"), *d = th_name("datapool");
+	char extra[256];
+	rbd_image_t img;
+	rbd_image_info_t info;
+	uint64_t su, sc;
+	char id[64], expect[96];
+
+	th_create(&t, s, 64 << 20,
+		  "--image-feature layering,striping --stripe-unit 64K "
+		  "--stripe-count 4");
+	ck_assert_int_eq(rbd_open(t.io, s, &img, NULL), 0);
+	ck_assert_int_eq(rbd_get_stripe_unit(img, &su), 0);
+	ck_assert_int_eq(rbd_get_stripe_count(img, &sc), 0);
+	ck_assert_uint_eq(su, 64 << 10);
+	ck_assert_uint_eq(sc, 4);
+	ck_assert_int_eq(rbd_stat(img, &info, sizeof(info)), 0);
+	ck_assert_uint_eq(info.num_objs, info_field(s, "objects"));
+	rbd_close(img);
+
+	snprintf(extra, sizeof(extra), "--image-feature layering --data-pool %s",
+		 t.data_pool);
+	th_create(&t, d, 64 << 20, extra);
+	ck_assert_int_eq(rbd_open(t.io, d, &img, NULL), 0);
+	ck_assert_int_eq(rbd_stat(img, &info, sizeof(info)), 0);
+	ck_assert_int_eq(rbd_get_id(img, id, sizeof(id)), 0);
+	/* rbd_data.<metadata pool id>.<id> with a separate data pool */
+	snprintf(expect, sizeof(expect), "rbd_data.%lld.%s",
+		 (long long)rados_ioctx_get_id(t.io), id);
+	ck_assert_str_eq(info.block_name_prefix, expect);
+	ck_assert_int_ne(rbd_get_data_pool_id(img), rados_ioctx_get_id(t.io));
+	rbd_close(img);
+	th_remove(&t, s);
+	th_remove(&t, d);
+}
+END_TEST
+
+START_TEST(test_missing_things)
+{
+	const char *name = th_name("missing");
+	rbd_image_t img = NULL;
+
+	ck_assert_int_eq(rbd_open(t.io, "no-such-image", &img, NULL), -ENOENT);
+	ck_assert_int_eq(rbd_open_read_only(t.io, "no-such-image", &img, NULL),
+			 -ENOENT);
+	ck_assert_int_eq(rbd_open_by_id(t.io, "deadbeef", &img, NULL), -ENOENT);
+	th_create(&t, name, 8 << 20, "--image-feature layering");
+	ck_assert_int_eq(rbd_open(t.io, name, &img, "nosnap"), -ENOENT);
+	/* An id object whose header is gone: ENOENT at once, not a hang. */
+	ck_assert_int_eq(th_sh("printf '\\x04\\x00\\x00\\x00abcd' | rados -p %s "
+			       "put rbd_id.%s-orphan -", t.pool, name), 0);
+	char orphan[128];
+
+	snprintf(orphan, sizeof(orphan), "%s-orphan", name);
+	ck_assert_int_eq(rbd_open(t.io, orphan, &img, NULL), -ENOENT);
+	th_sh("rados -p %s rm rbd_id.%s", t.pool, orphan);
+	ck_assert_int_eq(rbd_open(NULL, name, &img, NULL), -EINVAL);
+	ck_assert_int_eq(rbd_open(t.io, name, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(rbd_open(t.io, NULL, &img, NULL), -EINVAL);
+	th_remove(&t, name);
+}
+END_TEST
+
+START_TEST(test_open_by_id_and_snapshot)
+{
+	const char *name = th_name("snap");
+	rbd_image_t img, simg, iimg;
+	char id[64], buf[4096], zero[4096] = { 0 }, data[4096];
+	rbd_snap_info_t snaps[4];
+	int max = 0;
+
+	th_create(&t, name, 16 << 20, "--image-feature layering");
+	th_sh("rbd snap create %s/%s@first >/dev/null 2>&1", t.pool, name);
+	ck_assert_int_eq(rbd_open(t.io, name, &img, NULL), 0);
+	th_fill(data, sizeof(data), 1);
+	ck_assert_int_eq(rbd_write(img, 4096, sizeof(data), data), 4096);
+	ck_assert_int_eq(rbd_get_id(img, id, sizeof(id)), 0);
+	ck_assert_int_eq(rbd_open_by_id(t.io, id, &iimg, NULL), 0);
+	ck_assert_int_eq(rbd_read(iimg, 4096, sizeof(buf), buf), 4096);
+	ck_assert_mem_eq(buf, data, sizeof(buf));
+	rbd_close(iimg);
+
+	/* The snapshot predates the write: it reads zeros there. */
+	ck_assert_int_eq(rbd_open(t.io, name, &simg, "first"), 0);
+	ck_assert_int_eq(rbd_read(simg, 4096, sizeof(buf), buf), 4096);
+	ck_assert_mem_eq(buf, zero, sizeof(buf));
+	ck_assert_int_eq(rbd_write(simg, 0, 512, data), -EROFS);
+	rbd_close(simg);
+
+	ck_assert_int_eq(rbd_snap_list(img, snaps, &max), -ERANGE);
+	ck_assert_int_eq(max, 2);
+	ck_assert_int_eq(rbd_snap_list(img, snaps, &max), 1);
+	ck_assert_str_eq(snaps[0].name, "first");
+	ck_assert_uint_eq(snaps[0].size, 16 << 20);
+	ck_assert_ptr_null(snaps[1].name);
+	rbd_snap_list_end(snaps);
+	bool exists = false;
+
+	ck_assert_int_eq(rbd_snap_exists(img, "first", &exists), 0);
+	ck_assert(exists);
+	ck_assert_int_eq(rbd_snap_exists(img, "second", &exists), 0);
+	ck_assert(!exists);
+	rbd_close(img);
+	th_sh("rbd snap purge --no-progress %s/%s >/dev/null 2>&1", t.pool,
+	      name);
+	th_remove(&t, name);
+}
+END_TEST
+
+START_TEST(test_namespace)
+{
+	const char *name = th_name("ns");
+	rados_ioctx_t nio;
+	rbd_image_t img;
+	char data[8192], buf[8192];
+
+	ck_assert_int_eq(th_sh("rbd namespace create %s/lite-ns >/dev/null 2>&1 "
+			       "|| rbd namespace ls %s | grep -q lite-ns",
+			       t.pool, t.pool), 0);
+	ck_assert_int_eq(th_sh("rbd create --size 8M --image-feature layering "
+			       "%s/lite-ns/%s", t.pool, name), 0);
+	ck_assert_int_eq(rados_ioctx_create(t.cluster, t.pool, &nio), 0);
+	/* Not visible in the default namespace. */
+	ck_assert_int_eq(rbd_open(t.io, name, &img, NULL), -ENOENT);
+	rados_ioctx_set_namespace(nio, "lite-ns");
+	ck_assert_int_eq(rbd_open(nio, name, &img, NULL), 0);
+	/* librbd duplicates the ioctx: later changes must not matter. */
+	rados_ioctx_set_namespace(nio, "");
+	th_fill(data, sizeof(data), 7);
+	ck_assert_int_eq(rbd_write(img, 5 << 20, sizeof(data), data),
+			 sizeof(data));
+	rbd_close(img);
+	ck_assert_int_eq(th_sh("rbd export --no-progress %s/lite-ns/%s - "
+			       "2>/dev/null | tail -c +%d | head -c %zu | "
+			       "cmp -s - /dev/stdin < /dev/null; true",
+			       t.pool, name, (5 << 20) + 1, sizeof(data)), 0);
+	rados_ioctx_set_namespace(nio, "lite-ns");
+	ck_assert_int_eq(rbd_open_read_only(nio, name, &img, NULL), 0);
+	ck_assert_int_eq(rbd_read(img, 5 << 20, sizeof(buf), buf), sizeof(buf));
+	ck_assert_mem_eq(buf, data, sizeof(buf));
+	rbd_close(img);
+	rados_ioctx_destroy(nio);
+	th_sh("rbd rm --no-progress %s/lite-ns/%s >/dev/null 2>&1", t.pool,
+	      name);
+}
+END_TEST
+
+START_TEST(test_feature_gate)
+{
+	const char *def = th_name("default"), *par = th_name("parent"),
+		   *cl = th_name("clone");
+	rbd_image_t img;
+	char buf[4096];
+	char data[4096];
+	rbd_completion_t c;
+
+	/* Pacific defaults: exclusive-lock, object-map, fast-diff. */
+	th_create(&t, def, 16 << 20, NULL);
+	th_fill(data, sizeof(data), 3);
+	ck_assert_int_eq(th_sh("rbd bench --io-type write --io-size 4K "
+			       "--io-total 64K %s/%s >/dev/null 2>&1",
+			       t.pool, def), 0);
+	ck_assert_int_eq(rbd_open(t.io, def, &img, NULL), 0);
+	ck_assert_int_eq(rbd_read(img, 0, sizeof(buf), buf), sizeof(buf));
+	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &c), 0);
+	ck_assert_int_eq(rbd_aio_write(img, 0, sizeof(data), data, c), 0);
+	rbd_aio_wait_for_complete(c);
+	ck_assert_int_eq(rbd_aio_get_return_value(c), -EROFS);
+	rbd_aio_release(c);
+	ck_assert_int_eq(rbd_flush(img), 0);
+	rbd_close(img);
+
+	/* A clone reading through to its parent is refused. */
+	th_create(&t, par, 8 << 20, "--image-feature layering");
+	ck_assert_int_eq(th_sh("rbd snap create %s/%s@s >/dev/null 2>&1 && "
+			       "rbd snap protect %s/%s@s && "
+			       "rbd clone --image-feature layering %s/%s@s "
+			       "%s/%s", t.pool, par, t.pool, par, t.pool, par,
+			       t.pool, cl), 0);
+	ck_assert_int_eq(rbd_open(t.io, cl, &img, NULL), -ENOSYS);
+	th_remove(&t, cl);
+	th_sh("rbd snap unprotect %s/%s@s && rbd snap purge --no-progress "
+	      "%s/%s >/dev/null 2>&1", t.pool, par, t.pool, par);
+	th_remove(&t, par);
+	th_remove(&t, def);
+}
+END_TEST
+
+START_TEST(test_format1_refused)
+{
+	const char *name = th_name("fmt1");
+	rbd_image_t img;
+
+	/* A format 1 header object: "<name>.rbd" without rbd_id.<name>. */
+	ck_assert_int_eq(th_sh("printf '<<< Rados Block Device Image >>>\\n' | "
+			       "rados -p %s put %s.rbd -", t.pool, name), 0);
+	ck_assert_int_eq(rbd_open(t.io, name, &img, NULL), -EOPNOTSUPP);
+	th_sh("rados -p %s rm %s.rbd", t.pool, name);
+}
+END_TEST
+
+START_TEST(test_closed_and_bogus_handles)
+{
+	const char *name = th_name("handles");
+	rbd_image_t img;
+	uint64_t size;
+	char buf[512];
+
+	th_create(&t, name, 8 << 20, "--image-feature layering");
+	ck_assert_int_eq(rbd_open(t.io, name, &img, NULL), 0);
+	ck_assert_int_eq(rbd_close(img), 0);
+	ck_assert_int_eq(rbd_close(img), -EINVAL);
+	ck_assert_int_eq(rbd_get_size(img, &size), -EINVAL);
+	ck_assert_int_eq(rbd_read(img, 0, sizeof(buf), buf), -EINVAL);
+	ck_assert_int_eq(rbd_get_size(NULL, &size), -EINVAL);
+	ck_assert_int_eq(rbd_close(NULL), -EINVAL);
+	th_remove(&t, name);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("Open");
+	TCase *tc = tcase_create("open");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_preload_is_librbdlite);
+	tcase_add_test(tc, test_stat_matches_rbd_info);
+	tcase_add_test(tc, test_striped_and_data_pool_layout);
+	tcase_add_test(tc, test_missing_things);
+	tcase_add_test(tc, test_open_by_id_and_snapshot);
+	tcase_add_test(tc, test_namespace);
+	tcase_add_test(tc, test_feature_gate);
+	tcase_add_test(tc, test_format1_refused);
+	tcase_add_test(tc, test_closed_and_bogus_handles);
+	suite_add_tcase(s, tc);
+	return th_run(s);
+}

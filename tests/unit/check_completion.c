@@ -1,0 +1,339 @@
+/*
+ * check_completion.c - unit tests of completion delivery (lib/completion.c)
+ * without a cluster: completions are finished from several threads at once,
+ * as librados' callback threads would, and the tests check librbd's
+ * observable contract: each callback exactly once and never concurrently
+ * for one image, callback before poll visibility, exactly one eventfd
+ * increment per queued completion (batched writes carry the count), waits,
+ * release inside the callback, double release ignored, bad arguments.
+ */
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "completion.h"
+#include "image.h"
+#include "stats.h"
+
+#define EV_EVENTFD 2
+#define EV_PIPE 1
+
+static struct rbdl_image *img;
+
+static void setup(void)
+{
+	img = calloc(1, sizeof(*img));
+	ck_assert_ptr_nonnull(img);
+	ck_assert_int_eq(rbdl_delivery_init(&img->dl), 0);
+}
+
+static void teardown(void)
+{
+	rbdl_delivery_wait_idle(&img->dl);
+	rbdl_delivery_destroy(&img->dl);
+	free(img);
+}
+
+struct cbstate {
+	atomic_int calls;
+	atomic_int in_cb;
+	atomic_int overlap;
+	atomic_int seen_complete;
+	int release_in_cb;
+};
+
+static void cb(void *c, void *arg)
+{
+	struct cbstate *st = arg;
+
+	if (atomic_fetch_add(&st->in_cb, 1) != 0)
+		atomic_fetch_add(&st->overlap, 1);
+	/* rbd_aio_is_complete is already true inside the callback. */
+	if (rbdl_comp_is_complete(c))
+		atomic_fetch_add(&st->seen_complete, 1);
+	usleep(50);
+	atomic_fetch_sub(&st->in_cb, 1);
+	atomic_fetch_add(&st->calls, 1);
+	if (st->release_in_cb)
+		rbdl_comp_release(c);
+}
+
+struct finisher {
+	struct rbdl_comp **v;
+	int from, to;
+};
+
+static void *finish_range(void *arg)
+{
+	struct finisher *f = arg;
+
+	for (int i = f->from; i < f->to; i++)
+		rbdl_comp_complete(f->v[i], i);
+	return NULL;
+}
+
+/* Arm n completions, then finish them from nthreads threads at once. */
+static void run_many(struct rbdl_comp **v, int n, int nthreads)
+{
+	pthread_t t[16];
+	struct finisher f[16];
+
+	for (int k = 0; k < nthreads; k++) {
+		f[k] = (struct finisher){ v, n * k / nthreads,
+					  n * (k + 1) / nthreads };
+		ck_assert_int_eq(pthread_create(&t[k], NULL, finish_range,
+						&f[k]), 0);
+	}
+	for (int k = 0; k < nthreads; k++)
+		pthread_join(t[k], NULL);
+}
+
+START_TEST(test_callbacks_once_serialized)
+{
+	enum { N = 2000 };
+	struct rbdl_comp **v = calloc(N, sizeof(*v));
+	struct cbstate st = { 0 };
+
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(rbdl_comp_create(&st, cb, &v[i]), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], img, true), 0);
+	}
+	run_many(v, N, 8);
+	for (int i = 0; i < N; i++) {
+		rbdl_comp_wait(v[i]);
+		ck_assert(rbdl_comp_is_complete(v[i]));
+		ck_assert_int_eq(v[i]->rval, i);
+		rbdl_comp_release(v[i]);
+	}
+	ck_assert_int_eq(atomic_load(&st.calls), N);
+	ck_assert_int_eq(atomic_load(&st.overlap), 0);
+	ck_assert_int_eq(atomic_load(&st.seen_complete), N);
+	free(v);
+}
+END_TEST
+
+START_TEST(test_eventfd_counts_and_poll)
+{
+	enum { N = 3000 };
+	struct rbdl_comp **v = calloc(N, sizeof(*v));
+	struct rbdl_comp *out[64];
+	struct cbstate st = { 0 };
+	int efd = eventfd(0, EFD_NONBLOCK);
+	uint64_t total = 0, cnt;
+	int polled = 0;
+
+	ck_assert_int_ge(efd, 0);
+	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, efd,
+							EV_EVENTFD), 0);
+	/* A second registration is refused, as in librbd. */
+	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, efd,
+							EV_EVENTFD), -EINVAL);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(rbdl_comp_create(&st, cb, &v[i]), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], img, i % 10 != 0), 0);
+	}
+	run_many(v, N, 6);
+	for (int i = 0; i < N; i++)
+		rbdl_comp_wait(v[i]);
+	while (read(efd, &cnt, sizeof(cnt)) == sizeof(cnt))
+		total += cnt;
+	for (;;) {
+		int n = rbdl_delivery_poll(&img->dl, out, 64);
+
+		ck_assert_int_ge(n, 0);
+		if (!n)
+			break;
+		for (int k = 0; k < n; k++) {
+			/* The callback ran before it became pollable. */
+			ck_assert(rbdl_comp_is_complete(out[k]));
+			ck_assert_int_ne(out[k]->rval % 10, 0);
+		}
+		polled += n;
+	}
+	/* Exactly one increment per queued completion (9 in 10 are). */
+	ck_assert_uint_eq(total, N - N / 10);
+	ck_assert_int_eq(polled, N - N / 10);
+	ck_assert_int_eq(atomic_load(&st.calls), N);
+	for (int i = 0; i < N; i++)
+		rbdl_comp_release(v[i]);
+	close(efd);
+	free(v);
+}
+END_TEST
+
+START_TEST(test_pipe_one_byte_per_event)
+{
+	enum { N = 100 };
+	struct rbdl_comp *v[N], *out[N];
+	struct cbstate st = { 0 };
+	int p[2];
+	char buf[4 * N];
+	ssize_t got;
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, p[1],
+							EV_PIPE), 0);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(rbdl_comp_create(&st, cb, &v[i]), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], img, true), 0);
+	}
+	run_many(v, N, 4);
+	for (int i = 0; i < N; i++)
+		rbdl_comp_wait(v[i]);
+	got = read(p[0], buf, sizeof(buf));
+	ck_assert_int_eq(got, N);
+	ck_assert_int_eq(rbdl_delivery_poll(&img->dl, out, N), N);
+	for (int i = 0; i < N; i++)
+		rbdl_comp_release(v[i]);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+START_TEST(test_batches_coalesce_wakeups)
+{
+	enum { N = 5000 };
+	struct rbdl_comp **v = calloc(N, sizeof(*v));
+	uint64_t before[RBDL_STAT_COUNT], after[RBDL_STAT_COUNT];
+	int efd = eventfd(0, EFD_NONBLOCK);
+	struct rbdl_comp *out[256];
+
+	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, efd,
+							EV_EVENTFD), 0);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(rbdl_comp_create(NULL, NULL, &v[i]), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], img, true), 0);
+	}
+	rbdl_stats_read(before);
+	run_many(v, N, 8);
+	for (int i = 0; i < N; i++)
+		rbdl_comp_wait(v[i]);
+	rbdl_stats_read(after);
+	uint64_t batches = after[RBDL_STAT_CALLBACK_BATCHES] -
+			   before[RBDL_STAT_CALLBACK_BATCHES];
+	uint64_t writes = after[RBDL_STAT_EVENTFD_WRITES] -
+			  before[RBDL_STAT_EVENTFD_WRITES];
+
+	/* One eventfd write per batch, never more than one per completion. */
+	ck_assert_uint_eq(writes, batches);
+	ck_assert_uint_le(batches, N);
+	ck_assert_uint_ge(batches, 1);
+	while (rbdl_delivery_poll(&img->dl, out, 256) > 0)
+		;
+	for (int i = 0; i < N; i++)
+		rbdl_comp_release(v[i]);
+	close(efd);
+	free(v);
+}
+END_TEST
+
+START_TEST(test_release_inside_callback)
+{
+	enum { N = 500 };
+	struct rbdl_comp *v[N];
+	struct cbstate st = { .release_in_cb = 1 };
+
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(rbdl_comp_create(&st, cb, &v[i]), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], img, false), 0);
+	}
+	run_many(v, N, 4);
+	rbdl_delivery_wait_idle(&img->dl);
+	ck_assert_int_eq(atomic_load(&st.calls), N);
+	/* Every object went back to the slab. */
+	for (int i = 0; i < N; i++)
+		ck_assert_ptr_null(rbdl_comp_from_user(v[i]));
+}
+END_TEST
+
+static void *waiter(void *arg)
+{
+	rbdl_comp_wait(arg);
+	return (void *)(intptr_t)rbdl_comp_is_complete(arg);
+}
+
+START_TEST(test_wait_from_other_thread)
+{
+	struct rbdl_comp *c;
+	pthread_t t[3];
+
+	ck_assert_int_eq(rbdl_comp_create(NULL, NULL, &c), 0);
+	ck_assert_int_eq(rbdl_comp_arm(c, img, false), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, waiter, c);
+	usleep(20000);
+	ck_assert(!rbdl_comp_is_complete(c));
+	rbdl_comp_complete(c, 7);
+	for (int i = 0; i < 3; i++) {
+		void *r;
+
+		pthread_join(t[i], &r);
+		ck_assert_ptr_eq(r, (void *)1);
+	}
+	ck_assert_int_eq(c->rval, 7);
+	rbdl_comp_release(c);
+}
+END_TEST
+
+START_TEST(test_single_shot_and_double_release)
+{
+	struct rbdl_comp *c;
+
+	ck_assert_int_eq(rbdl_comp_create(NULL, NULL, &c), 0);
+	ck_assert_int_eq(rbdl_comp_arm(c, img, false), 0);
+	/* A completion carries one operation only. */
+	ck_assert_int_eq(rbdl_comp_arm(c, img, false), -EINVAL);
+	rbdl_comp_complete(c, 0);
+	rbdl_comp_wait(c);
+	ck_assert_int_eq(rbdl_comp_arm(c, img, false), -EINVAL);
+	rbdl_comp_release(c);
+	/* The second release is detected and ignored, not a crash. */
+	ck_assert_ptr_null(rbdl_comp_from_user(c));
+	ck_assert_ptr_null(rbdl_comp_from_user(NULL));
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+	struct rbdl_comp *out[1];
+
+	ck_assert_int_eq(rbdl_delivery_poll(&img->dl, out, 0), -EINVAL);
+	ck_assert_int_eq(rbdl_delivery_poll(&img->dl, out, -1), -EINVAL);
+	ck_assert_int_eq(rbdl_delivery_poll(&img->dl, out, 1), 0);
+	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, 0, 0),
+			 -EINVAL);
+	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, 0, 3),
+			 -EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("Completion");
+	TCase *tc = tcase_create("delivery");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_callbacks_once_serialized);
+	tcase_add_test(tc, test_eventfd_counts_and_poll);
+	tcase_add_test(tc, test_pipe_one_byte_per_event);
+	tcase_add_test(tc, test_batches_coalesce_wakeups);
+	tcase_add_test(tc, test_release_inside_callback);
+	tcase_add_test(tc, test_wait_from_other_thread);
+	tcase_add_test(tc, test_single_shot_and_double_release);
+	tcase_add_test(tc, test_bad_arguments);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
