@@ -121,43 +121,39 @@ RBDL_API int rbd_stat(rbd_image_t image, rbd_image_info_t *info,
 	return 0;
 }
 
-RBDL_API int rbd_get_size(rbd_image_t image, uint64_t *size)
+/* Refresh if a header notification arrived, then read one published
+ * value (size, features or flags). */
+static int get_u64(rbd_image_t image, _Atomic uint64_t *(*field)(struct rbdl_image *),
+		   uint64_t *out)
 {
 	GET_IMAGE(img, image);
-	if (!size)
+	if (!out)
 		return -EINVAL;
 	int r = rbdl_image_maybe_refresh(img);
 
 	if (r < 0)
 		return r;
-	*size = atomic_load(&img->size);
+	*out = atomic_load(field(img));
 	return 0;
+}
+
+static _Atomic uint64_t *f_size(struct rbdl_image *i) { return &i->size; }
+static _Atomic uint64_t *f_features(struct rbdl_image *i) { return &i->features; }
+static _Atomic uint64_t *f_flags(struct rbdl_image *i) { return &i->flags; }
+
+RBDL_API int rbd_get_size(rbd_image_t image, uint64_t *size)
+{
+	return get_u64(image, f_size, size);
 }
 
 RBDL_API int rbd_get_features(rbd_image_t image, uint64_t *features)
 {
-	GET_IMAGE(img, image);
-	if (!features)
-		return -EINVAL;
-	int r = rbdl_image_maybe_refresh(img);
-
-	if (r < 0)
-		return r;
-	*features = atomic_load(&img->features);
-	return 0;
+	return get_u64(image, f_features, features);
 }
 
 RBDL_API int rbd_get_flags(rbd_image_t image, uint64_t *flags)
 {
-	GET_IMAGE(img, image);
-	if (!flags)
-		return -EINVAL;
-	int r = rbdl_image_maybe_refresh(img);
-
-	if (r < 0)
-		return r;
-	*flags = atomic_load(&img->flags);
-	return 0;
+	return get_u64(image, f_flags, flags);
 }
 
 static int copy_string(const char *s, char *out, size_t len)
@@ -244,25 +240,10 @@ static int list_snaps(struct rbdl_image *img, rbd_snap_info_t **out, int *n)
 	int cnt = 0, r;
 	char *buf;
 	size_t len;
-	rados_read_op_t op;
 
-	op = rados_create_read_op();
-	if (!op)
-		return -ENOMEM;
-	int prval = 0;
-
-	buf = NULL;
-	rados_read_op_exec(op, "rbd", "get_snapcontext", NULL, 0, &buf, &len,
-			   &prval);
-	r = rados_read_op_operate(op, img->md_io, img->header_oid, 0);
-	rados_release_read_op(op);
-	if (r >= 0)
-		r = prval;
-	if (r < 0) {
-		if (buf)
-			rados_buffer_free(buf);
+	r = rbdl_image_cls(img, "get_snapcontext", NULL, 0, &buf, &len);
+	if (r < 0)
 		return r;
-	}
 	r = rbdl_decode_snapcontext(buf, len, &seq, &ids, &nids);
 	rados_buffer_free(buf);
 	if (r < 0)
@@ -279,30 +260,14 @@ static int list_snaps(struct rbdl_image *img, rbd_snap_info_t **out, int *n)
 
 		for (int b = 0; b < 8; b++)
 			in[b] = (uint8_t)(ids[k] >> (8 * b));
-		op = rados_create_read_op();
-		if (!op) {
-			r = -ENOMEM;
-			break;
-		}
-		buf = NULL;
-		prval = 0;
-		rados_read_op_exec(op, "rbd", "snapshot_get", (char *)in,
-				   sizeof(in), &buf, &len, &prval);
-		r = rados_read_op_operate(op, img->md_io, img->header_oid, 0);
-		rados_release_read_op(op);
-		if (r >= 0)
-			r = prval;
-		if (r == -ENOENT) {
-			if (buf)
-				rados_buffer_free(buf);
+		r = rbdl_image_cls(img, "snapshot_get", in, sizeof(in), &buf,
+				   &len);
+		if (r == -ENOENT) {	/* removed meanwhile */
 			r = 0;
 			continue;
 		}
-		if (r < 0) {
-			if (buf)
-				rados_buffer_free(buf);
+		if (r < 0)
 			break;
-		}
 		r = rbdl_decode_snapshot_info(buf, len, &si);
 		rados_buffer_free(buf);
 		if (r < 0)
@@ -560,17 +525,26 @@ RBDL_API int rbd_update_unwatch(rbd_image_t image, uint64_t handle)
 
 RBDL_API int rbd_is_exclusive_lock_owner(rbd_image_t image, int *is_owner)
 {
-	UNSUPPORTED(image, is_owner);
+	GET_IMAGE(img, image);
+	if (!is_owner)
+		return -EINVAL;
+	*is_owner = rbdl_lock_is_owner(img);
+	return 0;
 }
 
 RBDL_API int rbd_lock_acquire(rbd_image_t image, rbd_lock_mode_t lock_mode)
 {
-	UNSUPPORTED(image, lock_mode);
+	GET_IMAGE(img, image);
+	/* Only the managed exclusive lock, as librbd 16.2. */
+	if (lock_mode != RBD_LOCK_MODE_EXCLUSIVE)
+		return -EOPNOTSUPP;
+	return rbdl_lock_acquire_user(img);
 }
 
 RBDL_API int rbd_lock_release(rbd_image_t image)
 {
-	UNSUPPORTED(image);
+	GET_IMAGE(img, image);
+	return rbdl_lock_release_user(img);
 }
 
 RBDL_API int rbd_lock_get_owners(rbd_image_t image,

@@ -41,13 +41,38 @@
 
 /* Features whose state a writer must maintain and librbdlite cannot yet. */
 #define RBDL_WRITE_UNSUPPORTED                                               \
-	(RBD_FEATURE_EXCLUSIVE_LOCK | RBD_FEATURE_OBJECT_MAP |               \
-	 RBD_FEATURE_FAST_DIFF | RBD_FEATURE_JOURNALING |                    \
-	 RBD_FEATURE_NON_PRIMARY | RBD_FEATURE_MIGRATING |                   \
-	 RBD_FEATURE_DIRTY_CACHE)
+	(RBD_FEATURE_JOURNALING | RBD_FEATURE_NON_PRIMARY |                  \
+	 RBD_FEATURE_MIGRATING | RBD_FEATURE_DIRTY_CACHE)
 /* Incompatible features a reader understands. */
 #define RBDL_READ_SUPPORTED                                                  \
 	(RBD_FEATURE_LAYERING | RBD_FEATURE_STRIPINGV2 | RBD_FEATURE_DATA_POOL)
+
+static int cls_call(rados_ioctx_t io, const char *oid, const char *cls,
+		    const char *method, const void *in, size_t inlen,
+		    char **out, size_t *outlen);
+
+int rbdl_cls_write(rados_ioctx_t io, const char *oid, const char *cls,
+		   const char *method, const void *in, size_t inlen)
+{
+	rados_write_op_t op = rados_create_write_op();
+	int prval = 0, r;
+
+	if (!op)
+		return -ENOMEM;
+	rados_write_op_exec(op, cls, method, in, inlen, &prval);
+	r = rados_write_op_operate(op, io, oid, NULL, 0);
+	rados_release_write_op(op);
+	if (r >= 0 && prval < 0)
+		r = prval;
+	return r < 0 ? r : 0;
+}
+
+int rbdl_cls_read(rados_ioctx_t io, const char *oid, const char *cls,
+		  const char *method, const void *in, size_t inlen, char **out,
+		  size_t *outlen)
+{
+	return cls_call(io, oid, cls, method, in, inlen, out, outlen);
+}
 
 /*
  * Call one cls method with a read op.  On success *out (malloc'ed by
@@ -83,6 +108,13 @@ static void le64(uint8_t *p, uint64_t v)
 }
 
 /* cls call whose input is a single u64 (snap id) */
+int rbdl_image_cls(struct rbdl_image *img, const char *method, const void *in,
+		   size_t inlen, char **out, size_t *outlen)
+{
+	return cls_call(img->md_io, img->header_oid, "rbd", method, in, inlen,
+			out, outlen);
+}
+
 static int cls_call_u64(rados_ioctx_t io, const char *oid, const char *method,
 			uint64_t arg, char **out, size_t *outlen)
 {
@@ -367,10 +399,10 @@ static void log_write_refusal(struct rbdl_image *img, uint64_t features)
 {
 	if (img->read_only || !(features & RBDL_WRITE_UNSUPPORTED))
 		return;
-	rbdl_log("image %s: features 0x%" PRIx64 " include exclusive-lock, "
-		 "object-map, fast-diff, journaling or mirroring state that "
-		 "librbdlite cannot maintain yet; it is opened for reading "
-		 "and writes will fail with EROFS",
+	rbdl_log("image %s: features 0x%" PRIx64 " (journaling, mirroring "
+		 "non-primary, migration or a dirty cache) need state that "
+		 "librbdlite does not maintain; it is opened for reading and "
+		 "writes will fail with EROFS",
 		 img->name, (uint64_t)(features & RBDL_WRITE_UNSUPPORTED));
 }
 
@@ -407,11 +439,19 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle,
 	struct rbdl_notify_msg m;
 	(void)notifier_id;
 
-	/* Ack first and promptly: a peer waits for every watcher. */
-	rados_notify_ack(img->md_io, img->header_oid, notify_id, handle, NULL,
-			 0);
-	if (rbdl_decode_notify(data, data_len, &m) < 0 ||
-	    m.op == RBDL_NOTIFY_HEADER_UPDATE)
+	/* Ack promptly, whatever it is: a peer waits for every watcher.
+	 * With the exclusive lock, the lock code decides the reply. */
+	if (rbdl_decode_notify(data, data_len, &m) < 0) {
+		rados_notify_ack(img->md_io, img->header_oid, notify_id,
+				 handle, NULL, 0);
+		m.op = RBDL_NOTIFY_HEADER_UPDATE;	/* refresh, to be safe */
+	} else if (atomic_load(&img->lk.state) != RBDL_LOCK_DISABLED) {
+		rbdl_lock_notify(img, notify_id, handle, &m);
+	} else {
+		rados_notify_ack(img->md_io, img->header_oid, notify_id,
+				 handle, NULL, 0);
+	}
+	if (m.op == RBDL_NOTIFY_HEADER_UPDATE)
 		/* Release: pairs with the acquire in maybe_refresh. */
 		atomic_fetch_add_explicit(&img->refresh_seq, 1,
 					  memory_order_release);
@@ -445,15 +485,17 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 		goto out;
 	if (atomic_exchange_explicit(&img->watch_broken, false,
 				     memory_order_relaxed) && img->watching) {
+		uint64_t cookie;
+
 		rados_unwatch2(img->md_io, img->watch_cookie);
 		img->watching = false;
-		r = rados_watch2(img->md_io, img->header_oid,
-				 &img->watch_cookie, watch_cb, watch_err_cb,
-				 img);
+		r = rados_watch2(img->md_io, img->header_oid, &cookie, watch_cb,
+				 watch_err_cb, img);
 		if (r < 0) {
 			atomic_store(&img->watch_broken, true);
 			goto out;
 		}
+		rbdl_lock_rewatched(img, cookie);
 		img->watching = true;
 	}
 	r = read_size(img, RBDL_NOSNAP, &order, &size);
@@ -518,6 +560,7 @@ out:
 
 static void image_free(struct rbdl_image *img)
 {
+	rbdl_lock_shutdown(img);	/* releases the lock if we hold it */
 	if (img->watching) {
 		rados_unwatch2(img->md_io, img->watch_cookie);
 		/* No watch callback may still run with img. */
@@ -540,6 +583,7 @@ static void image_free(struct rbdl_image *img)
 		rados_ioctx_destroy(img->defer_io);
 	if (img->md_io)
 		rados_ioctx_destroy(img->md_io);
+	rbdl_objmap_destroy(img);
 	rbdl_delivery_destroy(&img->dl);
 	pthread_mutex_destroy(&img->fq.lock);
 	pthread_mutex_destroy(&img->refresh_lock);
@@ -708,6 +752,12 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 			goto out;
 		img->watching = true;
 	}
+	r = rbdl_objmap_init(img);
+	if (r < 0)
+		goto out;
+	r = rbdl_lock_init(img);
+	if (r < 0)
+		goto out;
 	r = 0;
 out:
 	free(ns);

@@ -30,6 +30,8 @@
 #include <stdint.h>
 
 #include "completion.h"
+#include "lock.h"
+#include "objmap.h"
 #include "striper.h"
 
 #define RBDL_HANDLE_OPEN 0x52424449u	/* "RBDI" */
@@ -103,6 +105,8 @@ struct rbdl_image {
 
 	struct rbdl_flushq fq;
 	struct rbdl_delivery dl;
+	struct rbdl_lock lk;		/* exclusive lock (lock.h) */
+	struct rbdl_objmap om;		/* HEAD object map (objmap.h) */
 };
 
 /* Open; on success *out is a new handle.  Negative errno on failure. */
@@ -124,6 +128,24 @@ static inline struct rbdl_image *rbdl_image_from_user(void *p)
 		return NULL;
 	return h->img;
 }
+
+/*
+ * Synchronous cls method calls (control path): rbdl_cls_read runs a read
+ * op and returns the reply in *out (free with rados_buffer_free);
+ * rbdl_cls_write runs a write op.  Both return 0 or a negative errno.
+ */
+int rbdl_cls_read(rados_ioctx_t io, const char *oid, const char *cls,
+		  const char *method, const void *in, size_t inlen, char **out,
+		  size_t *outlen);
+int rbdl_cls_write(rados_ioctx_t io, const char *oid, const char *cls,
+		   const char *method, const void *in, size_t inlen);
+
+/*
+ * Call cls "rbd" method on the image header (control path, synchronous).
+ * On success *out (free with rados_buffer_free) holds the reply.
+ */
+int rbdl_image_cls(struct rbdl_image *img, const char *method, const void *in,
+		   size_t inlen, char **out, size_t *outlen);
 
 /* Bring metadata up to date if a header notification arrived. */
 int rbdl_image_refresh_slow(struct rbdl_image *img);

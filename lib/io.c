@@ -32,6 +32,8 @@
 
 #include "io.h"
 #include "internal.h"
+#include "lock.h"
+#include "objmap.h"
 #include "slab.h"
 #include "stats.h"
 
@@ -78,7 +80,10 @@ struct rbdl_objreq {
 	uint32_t first_piece;	/* write-same only */
 	uint32_t npieces;
 	int cmp_prval;		/* compare-and-write */
+	bool removes;		/* whole-object discard: rados remove */
+	bool post_map;		/* remove sent with the map at PENDING */
 	char *heap;		/* expanded write-same data */
+	struct rbdl_omwaiter omw;	/* waiting for an object map update */
 	char oid[RBDL_OID_MAX];
 };
 
@@ -96,6 +101,9 @@ struct rbdl_req {
 	size_t data_len;
 	bool thick;		/* write-zeroes with THICK_PROVISION */
 	uint64_t *mismatch_off;
+	const void *cmp;	/* compare-and-write: compare buffer */
+	bool holds_lock;	/* counted in the exclusive lock's writes */
+	struct rbdl_lkwaiter lkw;	/* parked until the lock is ours */
 	rados_ioctx_t io;
 	struct rbdl_objreq *objs;
 	uint32_t nobjs;
@@ -273,8 +281,11 @@ static void req_finish(struct rbdl_req *req, bool from_submitter)
 			       : (req->op == RBDL_OP_READ ? (ssize_t)req->len
 							  : 0);
 	unsigned parity = req->gen_parity;
+	bool held = req->holds_lock;
 
 	req_free(req);
+	if (held)
+		rbdl_lock_write_end(img);
 	/* Keep the image alive across completion and flush bookkeeping (the
 	 * operation's own count may be dropped by the delivery). */
 	rbdl_delivery_get(&img->dl);
@@ -304,11 +315,44 @@ static void zero_tail(struct rbdl_seg *s, size_t have)
 		memset(s->ptr + have, 0, s->len - have);
 }
 
-static void obj_done(rados_completion_t rc, void *arg)
+static void obj_release_ops(struct rbdl_objreq *o)
 {
-	struct rbdl_objreq *o = arg;
+	if (o->rop)
+		rados_release_read_op(o->rop);
+	if (o->wop)
+		rados_release_write_op(o->wop);
+	free(o->heap);
+	o->rop = NULL;
+	o->wop = NULL;
+	o->heap = NULL;
+}
+
+/* The object is done (data op and any object map follow-up). */
+static void obj_finish(struct rbdl_objreq *o, bool in_submit)
+{
+	req_put(o->req, in_submit);
+}
+
+static void obj_fail(struct rbdl_objreq *o, int err, bool in_submit)
+{
+	req_set_error(o->req, err);
+	obj_release_ops(o);
+	obj_finish(o, in_submit);
+}
+
+/* After a whole-object remove: map PENDING -> NONEXISTENT. */
+static void post_map_done(struct rbdl_omwaiter *w, int err)
+{
+	struct rbdl_objreq *o = container_of(w, struct rbdl_objreq, omw);
+
+	if (err < 0)
+		req_set_error(o->req, err);
+	obj_finish(o, false);
+}
+
+static void obj_result(struct rbdl_objreq *o, int r)
+{
 	struct rbdl_req *req = o->req;
-	int r = rados_aio_get_return_value(rc);
 
 	switch (req->op) {
 	case RBDL_OP_READ:
@@ -360,13 +404,28 @@ static void obj_done(rados_completion_t rc, void *arg)
 			req_set_error(req, r);
 		break;
 	}
+}
+
+static void obj_done(rados_completion_t rc, void *arg)
+{
+	struct rbdl_objreq *o = arg;
+	int r = rados_aio_get_return_value(rc);
+
 	rados_aio_release(rc);
-	if (o->rop)
-		rados_release_read_op(o->rop);
-	if (o->wop)
-		rados_release_write_op(o->wop);
-	free(o->heap);
-	req_put(req, false);
+	obj_result(o, r);
+	obj_release_ops(o);
+	if (o->post_map && (r == 0 || r == -ENOENT)) {
+		o->omw.go = post_map_done;
+		int m = rbdl_objmap_prepare(o->req->img, o->objno,
+					    RBDL_OBJ_NONEXISTENT, true,
+					    RBDL_OBJ_PENDING, &o->omw);
+
+		if (m == 1)
+			return;
+		if (m < 0)
+			req_set_error(o->req, m);
+	}
+	obj_finish(o, false);
 }
 
 /* ---- building object operations ----------------------------------------- */
@@ -481,7 +540,7 @@ static int send_discard(struct rbdl_req *req, struct rbdl_objreq *o)
 {
 	uint64_t objsz = req->img->layout.object_size;
 
-	if (o->obj_off == 0 && o->len == objsz)
+	if (o->removes)
 		return rados_aio_remove(req->io, o->oid, o->rc);
 	o->wop = rados_create_write_op();
 	if (!o->wop)
@@ -568,8 +627,7 @@ static int send_caw(struct rbdl_req *req, struct rbdl_objreq *o,
 					  0);
 }
 
-static int send_obj(struct rbdl_req *req, struct rbdl_objreq *o,
-		    const void *cmp)
+static int send_obj(struct rbdl_req *req, struct rbdl_objreq *o)
 {
 	switch (req->op) {
 	case RBDL_OP_READ:
@@ -582,10 +640,112 @@ static int send_obj(struct rbdl_req *req, struct rbdl_objreq *o,
 	case RBDL_OP_WRITESAME:
 		return send_writesame(req, o);
 	case RBDL_OP_CAW:
-		return send_caw(req, o, cmp);
+		return send_caw(req, o, req->cmp);
 	default:
 		return -EINVAL;
 	}
+}
+
+/* Issue the object's data op now. */
+static void obj_send(struct rbdl_objreq *o, bool in_submit)
+{
+	struct rbdl_req *req = o->req;
+	int r = rados_aio_create_completion2(o, obj_done, &o->rc);
+
+	if (r == 0) {
+		r = send_obj(req, o);
+		if (r == 0)
+			return;
+		rados_aio_release(o->rc);
+	}
+	/* Synchronous failure: record it, count the object as done. */
+	obj_fail(o, r, in_submit);
+}
+
+static void obj_start(struct rbdl_objreq *o, bool in_submit);
+
+static void obj_map_ready(struct rbdl_omwaiter *w, int err)
+{
+	struct rbdl_objreq *o = container_of(w, struct rbdl_objreq, omw);
+
+	if (err < 0)
+		obj_fail(o, err, false);
+	else
+		obj_start(o, false);	/* re-check: the map moved on */
+}
+
+/*
+ * Object map rules before the data op (rbd-protocol.md 6.4): writes need
+ * EXISTS; a whole-object remove needs PENDING and is followed by
+ * NONEXISTENT; a discard of an object the (valid) map says does not exist
+ * is skipped.  A write to an object already EXISTS takes the first test.
+ */
+static void obj_start(struct rbdl_objreq *o, bool in_submit)
+{
+	struct rbdl_req *req = o->req;
+	struct rbdl_objmap *om = &req->img->om;
+
+	if (req->op != RBDL_OP_READ &&
+	    atomic_load_explicit(&om->loaded, memory_order_acquire)) {
+		uint8_t st = rbdl_objmap_get(om, o->objno), target;
+		bool discard = req->op == RBDL_OP_DISCARD ||
+			       req->op == RBDL_OP_WRITE_ZEROES;
+
+		if (!discard && st == RBDL_OBJ_EXISTS)
+			goto send;
+		if (discard && st == RBDL_OBJ_NONEXISTENT &&
+		    !atomic_load(&om->invalid)) {
+			obj_finish(o, in_submit);	/* nothing to discard */
+			return;
+		}
+		target = discard && o->removes ? RBDL_OBJ_PENDING
+					       : RBDL_OBJ_EXISTS;
+		o->omw.go = obj_map_ready;
+		int r = rbdl_objmap_prepare(req->img, o->objno, target, false,
+					    0, &o->omw);
+
+		if (r == 1)
+			return;
+		if (r < 0) {
+			obj_fail(o, r, in_submit);
+			return;
+		}
+		o->post_map = discard && o->removes;
+	}
+send:
+	obj_send(o, in_submit);
+}
+
+/* Send every object op of a request (under the lock when it writes),
+ * then drop the submit guard. */
+static void req_send(struct rbdl_req *req, bool in_submit)
+{
+	/* The write context is read only now, once the request may write
+	 * (after a lock acquisition the snapshot context may be new). */
+	if (op_writes(req->op))
+		req->io = atomic_load_explicit(&req->img->wr_io,
+					       memory_order_acquire);
+	for (uint32_t i = 0; i < req->nobjs; i++)
+		obj_start(&req->objs[i], in_submit);
+	req_put(req, in_submit);
+}
+
+/* The exclusive lock is ours now (err 0), or cannot be had. */
+static void req_lock_resume(struct rbdl_lkwaiter *w, int err)
+{
+	struct rbdl_req *req = container_of(w, struct rbdl_req, lkw);
+
+	if (err == 0 && !rbdl_lock_write_begin(req->img, &req->lkw))
+		return;		/* lost it again: parked once more */
+	if (err < 0) {
+		req_set_error(req, err);
+		/* Every object counts as done; the guard drop finishes. */
+		atomic_fetch_sub(&req->pending, (int)req->nobjs);
+		req_put(req, false);
+		return;
+	}
+	req->holds_lock = true;
+	req_send(req, false);
 }
 
 static bool all_zero(const char *p, size_t n)
@@ -649,11 +809,11 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	req->data_len = a->data_len;
 	req->thick = op == RBDL_OP_WRITESAME && !a->buf;
 	req->mismatch_off = a->mismatch_off;
+	req->cmp = a->cmp;
+	req->holds_lock = false;
 	req->pieces = NULL;
 	atomic_init(&req->result, 0);
-	req->io = op_writes(op) ? atomic_load_explicit(&img->wr_io,
-						       memory_order_acquire)
-				: img->rd_io;
+	req->io = img->rd_io;
 
 	/* Segments: one per (piece x iovec run); none for discard. */
 	uint32_t nsegs = 0;
@@ -703,6 +863,11 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		o->rop = NULL;
 		o->wop = NULL;
 		o->heap = NULL;
+		o->post_map = false;
+		o->removes = (op == RBDL_OP_DISCARD ||
+			      op == RBDL_OP_WRITE_ZEROES) &&
+			     o->obj_off == 0 &&
+			     o->len == img->layout.object_size;
 		o->first_seg = si;
 		if (has_data)
 			for (uint32_t k = 0; k < objs[i].npieces; k++)
@@ -715,27 +880,14 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 
 	req->gen_parity = flush_op_start(img);
 	atomic_init(&req->pending, (int)nobjs + 1);
-	for (size_t i = 0; i < nobjs; i++) {
-		struct rbdl_objreq *o = &req->objs[i];
-
-		r = rados_aio_create_completion2(o, obj_done, &o->rc);
-		if (r == 0) {
-			r = send_obj(req, o, a->cmp);
-			if (r == 0)
-				continue;
-			rados_aio_release(o->rc);
-		}
-		/* Synchronous failure of one object op: record it and count
-		 * the object as done (the guard keeps the request alive). */
-		req_set_error(req, r);
-		if (o->rop)
-			rados_release_read_op(o->rop);
-		if (o->wop)
-			rados_release_write_op(o->wop);
-		free(o->heap);
-		req_put(req, true);
+	if (op_writes(op)) {
+		req->lkw.resume = req_lock_resume;
+		if (!rbdl_lock_write_begin(img, &req->lkw))
+			goto out_parked;	/* resumed by the lock thread */
+		req->holds_lock = true;
 	}
-	req_put(req, true);
+	req_send(req, true);
+out_parked:
 	r = 0;
 out_map:
 	if (objs != objs_stack)

@@ -152,7 +152,7 @@ START_TEST(test_missing_things)
 	th_create(&t, name, 8 << 20, "--image-feature layering");
 	ck_assert_int_eq(rbd_open(t.io, name, &img, "nosnap"), -ENOENT);
 	/* An id object whose header is gone: ENOENT at once, not a hang. */
-	ck_assert_int_eq(th_sh("printf '\\x04\\x00\\x00\\x00abcd' | rados -p %s "
+	ck_assert_int_eq(th_sh("printf '\\004\\000\\000\\000abcd' | rados -p %s "
 			       "put rbd_id.%s-orphan -", t.pool, name), 0);
 	char orphan[128];
 
@@ -252,26 +252,55 @@ END_TEST
 
 START_TEST(test_feature_gate)
 {
-	const char *def = th_name("default"), *par = th_name("parent"),
-		   *cl = th_name("clone");
+	const char *def = th_name("default"), *jrn = th_name("journal"),
+		   *par = th_name("parent"), *cl = th_name("clone");
 	rbd_image_t img;
 	char buf[4096];
 	char data[4096];
 	rbd_completion_t c;
+	uint64_t flags;
+	int owner = -1;
 
-	/* Pacific defaults: exclusive-lock, object-map, fast-diff. */
+	/* Pacific defaults: exclusive-lock, object-map, fast-diff: written
+	 * under the lock with the object map kept exact. */
 	th_create(&t, def, 16 << 20, NULL);
 	th_fill(data, sizeof(data), 3);
-	ck_assert_int_eq(th_sh("rbd bench --io-type write --io-size 4K "
-			       "--io-total 64K %s/%s >/dev/null 2>&1",
-			       t.pool, def), 0);
 	ck_assert_int_eq(rbd_open(t.io, def, &img, NULL), 0);
-	ck_assert_int_eq(rbd_read(img, 0, sizeof(buf), buf), sizeof(buf));
+	ck_assert_int_eq(rbd_is_exclusive_lock_owner(img, &owner), 0);
+	ck_assert_int_eq(owner, 0);
 	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &c), 0);
-	ck_assert_int_eq(rbd_aio_write(img, 0, sizeof(data), data, c), 0);
+	ck_assert_int_eq(rbd_aio_write(img, 4 << 20, sizeof(data), data, c), 0);
 	rbd_aio_wait_for_complete(c);
-	ck_assert_int_eq(rbd_aio_get_return_value(c), -EROFS);
+	ck_assert_int_eq(rbd_aio_get_return_value(c), 0);
 	rbd_aio_release(c);
+	ck_assert_int_eq(rbd_is_exclusive_lock_owner(img, &owner), 0);
+	ck_assert_int_eq(owner, 1);
+	ck_assert_int_eq(rbd_read(img, 4 << 20, sizeof(buf), buf), sizeof(buf));
+	ck_assert_mem_eq(buf, data, sizeof(buf));
+	ck_assert_int_eq(rbd_get_flags(img, &flags), 0);
+	ck_assert_uint_eq(flags, 0);
+	/* The lock shows under our cookie while we hold it. */
+	ck_assert_int_eq(th_sh("rbd lock ls %s/%s | grep -q 'auto '", t.pool,
+			       def), 0);
+	rbd_close(img);
+	/* Released at close; the map is exact for the rbd CLI. */
+	ck_assert_int_ne(th_sh("rbd lock ls %s/%s | grep -q 'auto '", t.pool,
+			       def), 0);
+	ck_assert_int_eq(th_sh("rbd object-map check %s/%s >/dev/null 2>&1",
+			       t.pool, def), 0);
+	ck_assert_int_eq(th_sh("rbd info %s/%s | grep -q 'flags: *$'", t.pool,
+			       def), 0);
+	ck_assert_int_eq(th_sh("test \"$(rbd diff --whole-object --format "
+			       "json %s/%s)\" = '[{\"offset\":4194304,"
+			       "\"length\":4194304,\"exists\":\"true\"}]'",
+			       t.pool, def), 0);
+
+	/* Journaling: readable, never written. */
+	th_create(&t, jrn, 8 << 20,
+		  "--image-feature layering,exclusive-lock,journaling");
+	ck_assert_int_eq(rbd_open(t.io, jrn, &img, NULL), 0);
+	ck_assert_int_eq(rbd_read(img, 0, sizeof(buf), buf), sizeof(buf));
+	ck_assert_int_eq(rbd_write(img, 0, sizeof(data), data), -EROFS);
 	ck_assert_int_eq(rbd_flush(img), 0);
 	rbd_close(img);
 
@@ -287,6 +316,7 @@ START_TEST(test_feature_gate)
 	th_sh("rbd snap unprotect %s/%s@s && rbd snap purge --no-progress "
 	      "%s/%s >/dev/null 2>&1", t.pool, par, t.pool, par);
 	th_remove(&t, par);
+	th_remove(&t, jrn);
 	th_remove(&t, def);
 }
 END_TEST

@@ -1,0 +1,614 @@
+/*
+ * lock.c - the RBD exclusive lock (see lock.h for the state machine).
+ *
+ * Protocol (rbd-protocol.md section 5, librbd ManagedLock / krbd):
+ *   acquire: lock.lock(rbd_lock, EXCLUSIVE, "auto <handle>", "internal");
+ *            on EBUSY read the owner (lock.get_info), send REQUEST_LOCK and
+ *            look for the owner among the notify acks and timeouts: alive
+ *            -> wait for RELEASED_LOCK (or retry after 10 s); dead -> add
+ *            its address to the OSD blocklist, break its lock, retry.
+ *            Then refresh the header, load the object map, and announce
+ *            ACQUIRED_LOCK.
+ *   release: stop new writes, drain the in-flight ones, unlock the object
+ *            map, unlock the header, announce RELEASED_LOCK.
+ *   notifications: REQUEST_LOCK while owner -> ack 0 and release
+ *            (rbd_lock_acquire'd: ack -EROFS); maintenance requests while
+ *            owner -> ack -EOPNOTSUPP, so the requester takes the lock and
+ *            does the work itself; everything else -> empty ack.
+ */
+#include "config.h"
+
+#include "lock.h"
+#include "codec.h"
+#include "image.h"
+#include "internal.h"
+#include "objmap.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rbd/librbd.h"
+
+#define LOCK_NAME "rbd_lock"
+#define LOCK_TAG "internal"
+#define NOTIFY_TIMEOUT_MS 5000
+#define RETRY_WAIT_S 10
+
+/* ---- cls "lock" on any object ------------------------------------------- */
+
+int rbdl_lockobj_lock(rados_ioctx_t io, const char *oid, const char *cookie,
+		      const char *tag)
+{
+	uint8_t in[256];
+	long n = rbdl_encode_lock_lock(in, sizeof(in), LOCK_NAME,
+				       RBDL_LOCK_EXCLUSIVE, cookie, tag, "", 0,
+				       0, 0);
+
+	if (n < 0)
+		return (int)n;
+	return rbdl_cls_write(io, oid, "lock", "lock", in, (size_t)n);
+}
+
+int rbdl_lockobj_unlock(rados_ioctx_t io, const char *oid, const char *cookie)
+{
+	uint8_t in[128];
+	long n = rbdl_encode_lock_unlock(in, sizeof(in), LOCK_NAME, cookie);
+
+	if (n < 0)
+		return (int)n;
+	return rbdl_cls_write(io, oid, "lock", "unlock", in, (size_t)n);
+}
+
+int rbdl_lockobj_info(rados_ioctx_t io, const char *oid,
+		      struct rbdl_lock_info *li)
+{
+	uint8_t in[64];
+	long n = rbdl_encode_lock_get_info(in, sizeof(in), LOCK_NAME);
+	char *out;
+	size_t outlen;
+	int r;
+
+	if (n < 0)
+		return (int)n;
+	r = rbdl_cls_read(io, oid, "lock", "get_info", in, (size_t)n, &out,
+			  &outlen);
+	if (r < 0)
+		return r;
+	r = rbdl_decode_lock_info(out, outlen, li);
+	rados_buffer_free(out);
+	return r;
+}
+
+static int break_one(rados_ioctx_t io, const char *oid,
+		     const struct rbdl_locker *l)
+{
+	uint8_t in[256];
+	long n = rbdl_encode_lock_break(in, sizeof(in), LOCK_NAME,
+					l->entity_type, l->entity_num,
+					l->cookie);
+	int r;
+
+	if (n < 0)
+		return (int)n;
+	r = rbdl_cls_write(io, oid, "lock", "break_lock", in, (size_t)n);
+	return r == -ENOENT ? 0 : r;
+}
+
+void rbdl_lockobj_break_all(rados_ioctx_t io, const char *oid)
+{
+	struct rbdl_lock_info li;
+
+	if (rbdl_lockobj_info(io, oid, &li) < 0)
+		return;
+	for (uint32_t i = 0; i < li.n_lockers; i++)
+		break_one(io, oid, &li.lockers[i]);
+	rbdl_lock_info_free(&li);
+}
+
+/* ---- notifications ------------------------------------------------------ */
+
+static int send_notify(struct rbdl_image *img, uint32_t op, char **reply,
+		       size_t *rlen)
+{
+	uint8_t buf[64];
+	long n = rbdl_encode_notify(buf, sizeof(buf), op, img->lk.gid,
+				    img->watch_cookie, false);
+	char *rb = NULL;
+	size_t rl = 0;
+	int r;
+
+	if (n < 0)
+		return (int)n;
+	r = rados_notify2(img->md_io, img->header_oid, (const char *)buf,
+			  (int)n, NOTIFY_TIMEOUT_MS, &rb, &rl);
+	if (reply) {
+		*reply = rb;
+		*rlen = rl;
+	} else if (rb) {
+		rados_buffer_free(rb);
+	}
+	return r;
+}
+
+struct probe {
+	uint64_t gid, handle;
+	bool alive;
+	bool has_resp;
+	int32_t resp;
+};
+
+static int probe_reply(uint64_t gid, uint64_t cookie, bool timed_out,
+		       const uint8_t *payload, uint32_t len, void *arg)
+{
+	struct probe *p = arg;
+
+	if (gid != p->gid || cookie != p->handle)
+		return 0;
+	p->alive = true;
+	if (!timed_out && len &&
+	    rbdl_decode_notify_response(payload, len, &p->resp) == 0)
+		p->has_resp = true;
+	return 0;
+}
+
+/* ---- acquire / release (control thread) ---------------------------------- */
+
+static int parse_cookie(const char *c, uint64_t *handle)
+{
+	char *end;
+
+	if (strncmp(c, "auto ", 5))
+		return -EINVAL;
+	errno = 0;
+	*handle = strtoull(c + 5, &end, 10);
+	return (errno || *end || end == c + 5) ? -EINVAL : 0;
+}
+
+/* "v2:127.0.0.1:0/123" -> "127.0.0.1:0/123", the form librbd blocklists. */
+static void blocklist_owner(struct rbdl_image *img, const char *addr)
+{
+	const char *a = strchr(addr, ':');
+	char buf[160];
+
+	if (!strncmp(addr, "v1:", 3) || !strncmp(addr, "v2:", 3) ||
+	    !strncmp(addr, "any:", 4))
+		addr = a + 1;
+	snprintf(buf, sizeof(buf), "%s", addr);
+	rbdl_log("image %s: lock owner %s is gone; blocklisting it and "
+		 "breaking its lock", img->name, buf);
+	int r = rados_blocklist_add(img->cluster, buf, 0);
+
+	if (r < 0)
+		rbdl_log("image %s: blocklisting %s failed (%d)", img->name,
+			 buf, r);
+}
+
+static int post_acquire(struct rbdl_image *img)
+{
+	int r;
+
+	/* The header may have changed while we did not hold the lock. */
+	atomic_fetch_add(&img->refresh_seq, 1);
+	r = rbdl_image_refresh_slow(img);
+	if (r == 0 && (atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP))
+		r = rbdl_objmap_load(img, atomic_load(&img->size));
+	if (r < 0) {
+		rbdl_lockobj_unlock(img->md_io, img->header_oid, img->lk.cookie);
+		return r;
+	}
+	send_notify(img, RBDL_NOTIFY_ACQUIRED_LOCK, NULL, NULL);
+	return 0;
+}
+
+/* 0: acquired; -EAGAIN: a live owner was asked to release; else error. */
+static int do_acquire(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = &img->lk;
+
+	for (int tries = 0; tries < 16; tries++) {
+		struct rbdl_lock_info li;
+		uint64_t h;
+		int r = rbdl_lockobj_lock(img->md_io, img->header_oid,
+					  lk->cookie, LOCK_TAG);
+
+		if (r == 0 || r == -EEXIST)
+			return post_acquire(img);
+		if (r != -EBUSY)
+			return r;
+		r = rbdl_lockobj_info(img->md_io, img->header_oid, &li);
+		if (r < 0)
+			return r;
+		if (li.n_lockers == 0) {
+			rbdl_lock_info_free(&li);
+			continue;
+		}
+		struct rbdl_locker *l = &li.lockers[0];
+
+		if (strcmp(li.tag ? li.tag : "", LOCK_TAG) ||
+		    li.lock_type != RBDL_LOCK_EXCLUSIVE ||
+		    parse_cookie(l->cookie, &h) < 0) {
+			rbdl_log("image %s is locked by an external mechanism "
+				 "(tag \"%s\", cookie \"%s\")", img->name,
+				 li.tag ? li.tag : "", l->cookie);
+			rbdl_lock_info_free(&li);
+			return -EBUSY;
+		}
+		struct probe p = { (uint64_t)l->entity_num, h, false, false,
+				   0 };
+		char *reply = NULL;
+		size_t rlen = 0;
+
+		send_notify(img, RBDL_NOTIFY_REQUEST_LOCK, &reply, &rlen);
+		if (reply) {
+			rbdl_walk_notify_reply(reply, rlen, probe_reply, &p);
+			rados_buffer_free(reply);
+		}
+		if (p.alive) {
+			rbdl_lock_info_free(&li);
+			if (p.has_resp && p.resp == -EROFS)
+				return -EROFS;	/* its policy refuses */
+			return -EAGAIN;
+		}
+		blocklist_owner(img, l->addr);
+		r = break_one(img->md_io, img->header_oid, l);
+		rbdl_lock_info_free(&li);
+		if (r < 0)
+			return r;
+	}
+	return -EBUSY;
+}
+
+static void do_release(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = &img->lk;
+
+	/* state is RELEASING: new writes park.  Drain the running ones. */
+	pthread_mutex_lock(&lk->mu);
+	while (atomic_load(&lk->writes) != 0)
+		pthread_cond_wait(&lk->cv, &lk->mu);
+	pthread_mutex_unlock(&lk->mu);
+	rbdl_objmap_unload(img);
+	int r = rbdl_lockobj_unlock(img->md_io, img->header_oid, lk->cookie);
+
+	if (r < 0 && r != -ENOENT)
+		rbdl_log("image %s: unlock failed (%d)", img->name, r);
+	send_notify(img, RBDL_NOTIFY_RELEASED_LOCK, NULL, NULL);
+}
+
+static struct rbdl_lkwaiter *take_parked_locked(struct rbdl_lock *lk)
+{
+	struct rbdl_lkwaiter *w = lk->bh;
+
+	lk->bh = lk->bt = NULL;
+	return w;
+}
+
+static void resume_all(struct rbdl_lkwaiter *w, int err)
+{
+	while (w) {
+		struct rbdl_lkwaiter *n = w->next;
+
+		w->resume(w, err);
+		w = n;
+	}
+}
+
+static void *control_thread(void *arg)
+{
+	struct rbdl_image *img = arg;
+	struct rbdl_lock *lk = &img->lk;
+
+	pthread_mutex_lock(&lk->mu);
+	for (;;) {
+		int st = atomic_load(&lk->state);
+
+		if (st == RBDL_LOCK_OWNER &&
+		    (lk->stop || (lk->want_release && !lk->user_held))) {
+			/* seq_cst store: pairs with the write gate's
+			 * increment-then-load of state. */
+			atomic_store(&lk->state, RBDL_LOCK_RELEASING);
+			lk->want_release = false;
+			pthread_mutex_unlock(&lk->mu);
+			do_release(img);
+			pthread_mutex_lock(&lk->mu);
+			atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
+			pthread_cond_broadcast(&lk->cv);
+			continue;
+		}
+		if (lk->stop)
+			break;
+		lk->want_release = false;
+		if (st == RBDL_LOCK_UNLOCKED && (lk->bh || lk->want_acquire)) {
+			atomic_store(&lk->state, RBDL_LOCK_ACQUIRING);
+			pthread_mutex_unlock(&lk->mu);
+			int r = do_acquire(img);
+
+			pthread_mutex_lock(&lk->mu);
+			if (r == -EAGAIN && !lk->stop) {
+				/* Wait for the owner's RELEASED_LOCK, at most
+				 * RETRY_WAIT_S, then try again. */
+				unsigned seq = lk->released_seq;
+				struct timespec ts;
+
+				atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_sec += RETRY_WAIT_S;
+				while (seq == lk->released_seq && !lk->stop &&
+				       pthread_cond_timedwait(&lk->cv, &lk->mu,
+							      &ts) == 0)
+					;
+				continue;
+			}
+			atomic_store(&lk->state, r == 0 ? RBDL_LOCK_OWNER
+							: RBDL_LOCK_UNLOCKED);
+			lk->want_acquire = false;
+			lk->last_error = r == -EAGAIN ? -ESHUTDOWN : r;
+			lk->acquire_gen++;
+			pthread_cond_broadcast(&lk->cv);
+			/* Resume the parked batch before honouring any release
+			 * request, so every acquisition makes progress. */
+			struct rbdl_lkwaiter *w = take_parked_locked(lk);
+
+			pthread_mutex_unlock(&lk->mu);
+			if (r < 0)
+				rbdl_log("image %s: cannot acquire the exclusive "
+					 "lock (%d)", img->name, r);
+			resume_all(w, r < 0 ? (r == -EBUSY ? -EROFS : r) : 0);
+			pthread_mutex_lock(&lk->mu);
+			continue;
+		}
+		pthread_cond_wait(&lk->cv, &lk->mu);
+	}
+	struct rbdl_lkwaiter *w = take_parked_locked(lk);
+
+	pthread_mutex_unlock(&lk->mu);
+	resume_all(w, -ESHUTDOWN);
+	return NULL;
+}
+
+/* ---- public entry points ------------------------------------------------ */
+
+int rbdl_lock_init(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = &img->lk;
+	uint64_t features = atomic_load(&img->features);
+
+	atomic_init(&lk->writes, 0);
+	lk->bh = lk->bt = NULL;
+	lk->running = lk->stop = lk->want_release = lk->want_acquire = false;
+	lk->user_held = false;
+	lk->last_error = 0;
+	lk->acquire_gen = lk->released_seq = 0;
+	pthread_mutex_init(&lk->mu, NULL);
+	pthread_cond_init(&lk->cv, NULL);
+	lk->inited = true;
+	if (img->read_only || !(features & RBD_FEATURE_EXCLUSIVE_LOCK)) {
+		atomic_init(&lk->state, RBDL_LOCK_DISABLED);
+		return 0;
+	}
+	lk->gid = rados_get_instance_id(img->cluster);
+	snprintf(lk->cookie, sizeof(lk->cookie), "auto %" PRIu64,
+		 img->watch_cookie);
+	/* The watch callback may already read state: store, not init. */
+	atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
+	if (pthread_create(&lk->thread, NULL, control_thread, img))
+		return -EAGAIN;
+	lk->running = true;
+	return 0;
+}
+
+void rbdl_lock_shutdown(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = &img->lk;
+
+	if (!lk->inited)
+		return;
+	if (lk->running) {
+		pthread_mutex_lock(&lk->mu);
+		lk->stop = true;
+		pthread_cond_broadcast(&lk->cv);
+		pthread_mutex_unlock(&lk->mu);
+		pthread_join(lk->thread, NULL);
+		lk->running = false;
+	}
+	atomic_store(&lk->state, RBDL_LOCK_DISABLED);
+	pthread_cond_destroy(&lk->cv);
+	pthread_mutex_destroy(&lk->mu);
+	lk->inited = false;
+}
+
+void rbdl_lock_rewatched(struct rbdl_image *img, uint64_t new_handle)
+{
+	struct rbdl_lock *lk = &img->lk;
+	char cookie[sizeof(lk->cookie)];
+
+	if (!lk->inited) {
+		img->watch_cookie = new_handle;
+		return;
+	}
+	pthread_mutex_lock(&lk->mu);
+	snprintf(cookie, sizeof(cookie), "auto %" PRIu64, new_handle);
+	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER) {
+		uint8_t in[256];
+		long n = rbdl_encode_lock_set_cookie(in, sizeof(in), LOCK_NAME,
+						     RBDL_LOCK_EXCLUSIVE,
+						     lk->cookie, LOCK_TAG,
+						     cookie);
+		int r = n < 0 ? (int)n
+			      : rbdl_cls_write(img->md_io, img->header_oid,
+					       "lock", "set_cookie", in,
+					       (size_t)n);
+
+		if (r < 0) {
+			/* librbd: release and re-acquire later. */
+			rbdl_log("image %s: cannot move the lock to the new "
+				 "watch (%d); releasing it", img->name, r);
+			lk->want_release = true;
+			pthread_cond_broadcast(&lk->cv);
+			pthread_mutex_unlock(&lk->mu);
+			img->watch_cookie = new_handle;
+			return;
+		}
+	}
+	img->watch_cookie = new_handle;
+	snprintf(lk->cookie, sizeof(lk->cookie), "%s", cookie);
+	pthread_mutex_unlock(&lk->mu);
+}
+
+bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
+{
+	struct rbdl_lock *lk = &img->lk;
+
+	if (atomic_load_explicit(&lk->state, memory_order_relaxed) ==
+	    RBDL_LOCK_DISABLED)
+		return true;
+	/* seq_cst increment then load: pairs with the control thread's
+	 * store of RELEASING then load of writes (Dekker): either the
+	 * releaser waits for us, or we see RELEASING and park. */
+	atomic_fetch_add(&lk->writes, 1);
+	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER)
+		return true;
+	rbdl_lock_write_end(img);
+	pthread_mutex_lock(&lk->mu);
+	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER) {
+		/* Acquired meanwhile; the releaser needs mu to start, so
+		 * the count is visible to it. */
+		atomic_fetch_add(&lk->writes, 1);
+		pthread_mutex_unlock(&lk->mu);
+		return true;
+	}
+	w->next = NULL;
+	if (lk->bt)
+		lk->bt->next = w;
+	else
+		lk->bh = w;
+	lk->bt = w;
+	pthread_cond_broadcast(&lk->cv);
+	pthread_mutex_unlock(&lk->mu);
+	return false;
+}
+
+void rbdl_lock_write_end(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = &img->lk;
+
+	if (atomic_load_explicit(&lk->state, memory_order_relaxed) ==
+	    RBDL_LOCK_DISABLED)
+		return;
+	if (atomic_fetch_sub(&lk->writes, 1) == 1 &&
+	    atomic_load(&lk->state) == RBDL_LOCK_RELEASING) {
+		pthread_mutex_lock(&lk->mu);
+		pthread_cond_broadcast(&lk->cv);
+		pthread_mutex_unlock(&lk->mu);
+	}
+}
+
+void rbdl_lock_notify(struct rbdl_image *img, uint64_t notify_id,
+		      uint64_t handle, const struct rbdl_notify_msg *m)
+{
+	struct rbdl_lock *lk = &img->lk;
+	int st = atomic_load(&lk->state);
+	bool mine = m->has_client && m->client_gid == lk->gid &&
+		    m->client_handle == img->watch_cookie;
+	uint8_t resp[16];
+	long rl = 0;
+
+	switch (m->op) {
+	case RBDL_NOTIFY_ACQUIRED_LOCK:
+	case RBDL_NOTIFY_HEADER_UPDATE:
+	case RBDL_NOTIFY_ASYNC_PROGRESS:
+	case RBDL_NOTIFY_ASYNC_COMPLETE:
+	case RBDL_NOTIFY_QUIESCE:
+	case RBDL_NOTIFY_UNQUIESCE:
+		break;
+	case RBDL_NOTIFY_RELEASED_LOCK:
+		pthread_mutex_lock(&lk->mu);
+		lk->released_seq++;
+		pthread_cond_broadcast(&lk->cv);
+		pthread_mutex_unlock(&lk->mu);
+		break;
+	case RBDL_NOTIFY_REQUEST_LOCK:
+		if (mine || st != RBDL_LOCK_OWNER)
+			break;
+		pthread_mutex_lock(&lk->mu);
+		if (lk->user_held) {
+			rl = rbdl_encode_notify_response(resp, sizeof(resp),
+							 -EROFS);
+		} else {
+			rl = rbdl_encode_notify_response(resp, sizeof(resp), 0);
+			lk->want_release = true;
+			pthread_cond_broadcast(&lk->cv);
+		}
+		pthread_mutex_unlock(&lk->mu);
+		break;
+	default:
+		/* Maintenance requests (resize, snapshot create, ...) go to
+		 * the lock owner: decline, the requester then takes the lock
+		 * and does the work itself. */
+		if (st == RBDL_LOCK_OWNER)
+			rl = rbdl_encode_notify_response(resp, sizeof(resp),
+							 -EOPNOTSUPP);
+		break;
+	}
+	rados_notify_ack(img->md_io, img->header_oid, notify_id, handle,
+			 rl > 0 ? (const char *)resp : NULL,
+			 rl > 0 ? (int)rl : 0);
+}
+
+bool rbdl_lock_is_owner(struct rbdl_image *img)
+{
+	return atomic_load(&img->lk.state) == RBDL_LOCK_OWNER;
+}
+
+int rbdl_lock_acquire_user(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = &img->lk;
+	int r;
+
+	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
+		return img->read_only ? -EROFS : -EINVAL;
+	pthread_mutex_lock(&lk->mu);
+	lk->user_held = true;
+	while (atomic_load(&lk->state) != RBDL_LOCK_OWNER) {
+		unsigned gen = lk->acquire_gen;
+
+		lk->want_acquire = true;
+		pthread_cond_broadcast(&lk->cv);
+		while (gen == lk->acquire_gen)
+			pthread_cond_wait(&lk->cv, &lk->mu);
+		if (atomic_load(&lk->state) != RBDL_LOCK_OWNER &&
+		    lk->last_error < 0) {
+			r = lk->last_error;
+			lk->user_held = false;
+			pthread_mutex_unlock(&lk->mu);
+			return r;
+		}
+	}
+	pthread_mutex_unlock(&lk->mu);
+	return 0;
+}
+
+int rbdl_lock_release_user(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = &img->lk;
+
+	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
+		return -EINVAL;
+	pthread_mutex_lock(&lk->mu);
+	if (atomic_load(&lk->state) != RBDL_LOCK_OWNER) {
+		pthread_mutex_unlock(&lk->mu);
+		return -EINVAL;
+	}
+	lk->user_held = false;
+	lk->want_release = true;
+	pthread_cond_broadcast(&lk->cv);
+	while (atomic_load(&lk->state) == RBDL_LOCK_OWNER ||
+	       atomic_load(&lk->state) == RBDL_LOCK_RELEASING)
+		pthread_cond_wait(&lk->cv, &lk->mu);
+	pthread_mutex_unlock(&lk->mu);
+	return 0;
+}

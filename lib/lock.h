@@ -1,0 +1,113 @@
+/*
+ * lock.h - the RBD exclusive lock, interoperating with librbd and krbd.
+ *
+ * Role: for images with the exclusive-lock feature, writes happen only
+ * while librbdlite owns "rbd_lock" on the header (cls lock, tag
+ * "internal", cookie "auto <watch handle>"), as librbd does.  The lock is
+ * taken lazily by the first write, handed over when another client asks for
+ * it (REQUEST_LOCK), and taken over from a dead owner only after
+ * blocklisting it (rbd-protocol.md section 5).
+ *
+ * States (state, an atomic read by the write path):
+ *
+ *   DISABLED   feature off: writes need no lock
+ *   UNLOCKED --first write--> ACQUIRING --ok--> OWNER
+ *      ^                          |               | REQUEST_LOCK / close /
+ *      |                          v error         v rbd_lock_release
+ *      +----------------- queued writes fail   RELEASING (drain writes,
+ *      +-----------------------------------------  unlock, RELEASED_LOCK)
+ *
+ * Threading: the slow work (cls lock calls, notifies that wait up to 5 s,
+ * header refresh, object map load) runs on one control thread per image,
+ * started only for read-write opens of images with the feature.  It never
+ * runs on the I/O path: a write while OWNER costs two atomic operations
+ * (the in-flight count and the state check).  A write that finds the lock
+ * not held is parked on `blocked` and resumed by the control thread after
+ * it acquired the lock; the control thread resumes a whole batch before it
+ * honours the next release request, so two writers ping-ponging the lock
+ * both make progress.  The header watch callback only records requests and
+ * signals the control thread; it never blocks.
+ */
+#ifndef RBDL_LOCK_H
+#define RBDL_LOCK_H
+
+#include <pthread.h>
+#include <rados/librados.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codec.h"
+
+enum rbdl_lock_state {
+	RBDL_LOCK_DISABLED = 0,
+	RBDL_LOCK_UNLOCKED,
+	RBDL_LOCK_ACQUIRING,
+	RBDL_LOCK_OWNER,
+	RBDL_LOCK_RELEASING,
+};
+
+struct rbdl_image;
+
+/* A parked write; resume(w, 0) re-runs the lock gate, resume(w, err)
+ * fails it.  Called on the control thread. */
+struct rbdl_lkwaiter {
+	struct rbdl_lkwaiter *next;
+	void (*resume)(struct rbdl_lkwaiter *w, int err);
+};
+
+struct rbdl_lock {
+	_Atomic int state;		/* enum rbdl_lock_state */
+	atomic_long writes;		/* writes in flight under the lock */
+	pthread_mutex_t mu;		/* protects everything below */
+	pthread_cond_t cv;		/* control thread and waiters */
+	pthread_t thread;
+	bool inited;			/* mu and cv exist */
+	bool running;
+	bool stop;
+	bool want_release;		/* a peer asked for the lock */
+	bool want_acquire;		/* rbd_lock_acquire or parked writes */
+	bool user_held;			/* rbd_lock_acquire: refuse requests */
+	int last_error;			/* outcome of the last acquisition */
+	unsigned acquire_gen;		/* bumped after every attempt */
+	unsigned released_seq;		/* RELEASED_LOCK notifications */
+	struct rbdl_lkwaiter *bh, *bt;	/* parked writes (FIFO) */
+	uint64_t gid;			/* our client id */
+	char cookie[32];		/* "auto <watch handle>" */
+};
+
+/* Set up; starts the control thread when the image needs one. */
+int rbdl_lock_init(struct rbdl_image *img);
+/* Release the lock if held and stop the control thread (close). */
+void rbdl_lock_shutdown(struct rbdl_image *img);
+
+/*
+ * Write gate.  Returns true when the write may proceed now (the caller
+ * must call rbdl_lock_write_end() when it finishes), false when w was
+ * parked (resume() will run later on the control thread).
+ */
+bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w);
+void rbdl_lock_write_end(struct rbdl_image *img);
+
+/* Handle one header notification (watch callback); returns after acking. */
+void rbdl_lock_notify(struct rbdl_image *img, uint64_t notify_id,
+		      uint64_t handle, const struct rbdl_notify_msg *m);
+
+/* The header watch was re-registered with a new handle: move our lock to
+ * the new cookie (lock.set_cookie) if we hold it. */
+void rbdl_lock_rewatched(struct rbdl_image *img, uint64_t new_handle);
+
+/* rbd_lock_acquire / rbd_lock_release / rbd_is_exclusive_lock_owner. */
+int rbdl_lock_acquire_user(struct rbdl_image *img);
+int rbdl_lock_release_user(struct rbdl_image *img);
+bool rbdl_lock_is_owner(struct rbdl_image *img);
+
+/* cls "lock" helpers on any object (control path, synchronous). */
+int rbdl_lockobj_lock(rados_ioctx_t io, const char *oid, const char *cookie,
+		      const char *tag);
+int rbdl_lockobj_unlock(rados_ioctx_t io, const char *oid, const char *cookie);
+int rbdl_lockobj_info(rados_ioctx_t io, const char *oid,
+		      struct rbdl_lock_info *li);
+void rbdl_lockobj_break_all(rados_ioctx_t io, const char *oid);
+
+#endif /* RBDL_LOCK_H */

@@ -1,0 +1,370 @@
+/*
+ * objmap.c - HEAD object map maintenance (see objmap.h).
+ *
+ * Every update is one write op on rbd_object_map.<id>:
+ *   lock.assert_locked("rbd_lock", EXCLUSIVE, cookie "", tag "")
+ *   rbd.object_map_update(objno, objno + 1, state, current_state?)
+ * so a client that lost the map lock can never change it.  On failure the
+ * map is flagged invalid in the header (rbd.set_flags) before the waiting
+ * data operations go ahead.
+ */
+#include "config.h"
+
+#include "objmap.h"
+#include "codec.h"
+#include "image.h"
+#include "internal.h"
+#include "lock.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbd/librbd.h"
+
+struct rbdl_omrec {
+	struct rbdl_omrec *next;
+	struct rbdl_image *img;
+	uint64_t objno;
+	uint8_t target;
+	bool has_cur;
+	uint8_t cur;
+	struct rbdl_omwaiter *wh, *wt;	/* FIFO of waiters */
+	rados_completion_t rc;
+	rados_write_op_t op;
+	int assert_prval, update_prval;
+};
+
+int rbdl_objmap_init(struct rbdl_image *img)
+{
+	struct rbdl_objmap *om = &img->om;
+	size_t n = strlen(img->id) + sizeof("rbd_object_map.");
+
+	atomic_init(&om->loaded, false);
+	atomic_init(&om->invalid, false);
+	om->nobjs = 0;
+	om->bits = NULL;
+	om->recs = NULL;
+	om->oid = malloc(n);
+	if (!om->oid)
+		return -ENOMEM;
+	snprintf(om->oid, n, "rbd_object_map.%s", img->id);
+	pthread_mutex_init(&om->mu, NULL);
+	return 0;
+}
+
+void rbdl_objmap_destroy(struct rbdl_image *img)
+{
+	struct rbdl_objmap *om = &img->om;
+
+	if (!om->oid)
+		return;
+	free(om->bits);
+	free(om->oid);
+	om->bits = NULL;
+	om->oid = NULL;
+	pthread_mutex_destroy(&om->mu);
+}
+
+static void set_state_locked(struct rbdl_objmap *om, uint64_t objno,
+			     uint8_t st)
+{
+	unsigned shift = (3 - objno % 4) * 2;
+	uint8_t b = om->bits[objno / 4];
+
+	b = (uint8_t)((b & ~(3u << shift)) | ((unsigned)st << shift));
+	__atomic_store_n(&om->bits[objno / 4], b, __ATOMIC_RELAXED);
+}
+
+/* Flag the map invalid in the header (synchronous; control thread). */
+static void invalidate_sync(struct rbdl_image *img, const char *why)
+{
+	uint8_t in[24];
+	struct rbdl_enc e;
+
+	rbdl_log("image %s: object map %s; flagging it invalid", img->name,
+		 why);
+	rbdl_enc_init(&e, in, sizeof(in));
+	rbdl_enc_u64(&e, RBD_FLAG_OBJECT_MAP_INVALID |
+				 RBD_FLAG_FAST_DIFF_INVALID);
+	rbdl_enc_u64(&e, RBD_FLAG_OBJECT_MAP_INVALID |
+				 RBD_FLAG_FAST_DIFF_INVALID);
+	rbdl_enc_u64(&e, RBDL_NOSNAP);
+	rbdl_cls_write(img->md_io, img->header_oid, "rbd", "set_flags", in,
+		       e.len);
+	atomic_store(&img->om.invalid, true);
+}
+
+int rbdl_objmap_load(struct rbdl_image *img, uint64_t image_size)
+{
+	struct rbdl_objmap *om = &img->om;
+	uint64_t want = rbdl_layout_num_objects(&img->layout, image_size);
+	uint64_t flags = atomic_load(&img->flags);
+	uint8_t *bits = NULL;
+	uint64_t n = 0;
+	char *out;
+	size_t outlen;
+	int r;
+
+	r = rbdl_lockobj_lock(img->md_io, om->oid, "", "");
+	if (r == -EBUSY) {
+		/* The previous owner is gone (we hold the header lock):
+		 * break its map lock, as librbd's object_map/LockRequest. */
+		rbdl_lockobj_break_all(img->md_io, om->oid);
+		r = rbdl_lockobj_lock(img->md_io, om->oid, "", "");
+	}
+	if (r < 0 && r != -EEXIST)
+		return r;
+	r = rbdl_cls_read(img->md_io, om->oid, "rbd", "object_map_load", NULL,
+			  0, &out, &outlen);
+	if (r == 0) {
+		r = rbdl_decode_object_map(out, outlen, &bits, &n);
+		rados_buffer_free(out);
+	}
+	atomic_store(&om->invalid, (flags & RBD_FLAG_OBJECT_MAP_INVALID) != 0);
+	if (r < 0 || n < want) {
+		/* librbd: invalidate, then resize to the expected length. */
+		uint8_t in[16];
+		struct rbdl_enc e;
+
+		free(bits);
+		bits = NULL;
+		invalidate_sync(img, r < 0 ? "cannot be decoded"
+					   : "is smaller than the image");
+		rbdl_enc_init(&e, in, sizeof(in));
+		rbdl_enc_u64(&e, want);
+		rbdl_enc_u8(&e, RBDL_OBJ_NONEXISTENT);
+		rbdl_cls_write(img->md_io, om->oid, "rbd", "object_map_resize",
+			       in, e.len);
+		r = rbdl_cls_read(img->md_io, om->oid, "rbd",
+				  "object_map_load", NULL, 0, &out, &outlen);
+		if (r == 0) {
+			r = rbdl_decode_object_map(out, outlen, &bits, &n);
+			rados_buffer_free(out);
+		}
+		if (r < 0) {
+			/* Unusable: every update would fail; stay invalid and
+			 * track nothing (updates are then skipped). */
+			free(bits);
+			bits = NULL;
+			n = 0;
+		}
+	}
+	pthread_mutex_lock(&om->mu);
+	free(om->bits);
+	om->bits = bits;
+	om->nobjs = n;
+	pthread_mutex_unlock(&om->mu);
+	atomic_store(&om->loaded, true);
+	return 0;
+}
+
+void rbdl_objmap_unload(struct rbdl_image *img)
+{
+	struct rbdl_objmap *om = &img->om;
+
+	if (!atomic_exchange(&om->loaded, false))
+		return;
+	rbdl_lockobj_unlock(img->md_io, om->oid, "");
+}
+
+static bool update_needed(uint8_t state, uint8_t target, bool has_cur,
+			  uint8_t cur)
+{
+	if (has_cur && state != cur &&
+	    !(cur == RBDL_OBJ_EXISTS && state == RBDL_OBJ_EXISTS_CLEAN))
+		return false;	/* the OSD would not apply it either */
+	if (state == target)
+		return false;
+	if (target == RBDL_OBJ_PENDING && state == RBDL_OBJ_NONEXISTENT)
+		return false;
+	if (target == RBDL_OBJ_NONEXISTENT && state != RBDL_OBJ_PENDING)
+		return false;
+	return true;
+}
+
+static struct rbdl_omrec *find_locked(struct rbdl_objmap *om, uint64_t objno)
+{
+	for (struct rbdl_omrec *r = om->recs; r; r = r->next)
+		if (r->objno == objno)
+			return r;
+	return NULL;
+}
+
+static void release_waiters(struct rbdl_omwaiter *w, int err)
+{
+	while (w) {
+		struct rbdl_omwaiter *n = w->next;
+
+		w->go(w, err);
+		w = n;
+	}
+}
+
+static void invalidated_cb(rados_completion_t rc, void *arg)
+{
+	struct rbdl_omrec *rec = arg;
+	struct rbdl_omwaiter *w = rec->wh;
+
+	rados_aio_release(rc);
+	rados_release_write_op(rec->op);
+	free(rec);
+	/* The map is flagged invalid now: the data may go ahead. */
+	release_waiters(w, 0);
+}
+
+static void update_cb(rados_completion_t rc, void *arg)
+{
+	struct rbdl_omrec *rec = arg, **pp;
+	struct rbdl_image *img = rec->img;
+	struct rbdl_objmap *om = &img->om;
+	int r = rados_aio_get_return_value(rc);
+
+	rados_aio_release(rc);
+	rados_release_write_op(rec->op);
+	pthread_mutex_lock(&om->mu);
+	for (pp = &om->recs; *pp; pp = &(*pp)->next) {
+		if (*pp == rec) {
+			*pp = rec->next;
+			break;
+		}
+	}
+	if (r == 0 && om->bits && rec->objno < om->nobjs) {
+		uint8_t st = rbdl_objmap_get(om, rec->objno);
+
+		if (!rec->has_cur || st == rec->cur ||
+		    (rec->cur == RBDL_OBJ_EXISTS &&
+		     st == RBDL_OBJ_EXISTS_CLEAN))
+			set_state_locked(om, rec->objno, rec->target);
+	}
+	pthread_mutex_unlock(&om->mu);
+	if (r == -EBUSY) {
+		/* We lost the map lock: never write behind its back. */
+		release_waiters(rec->wh, -EROFS);
+		free(rec);
+		return;
+	}
+	if (r < 0) {
+		/* librbd: invalidate the map, then carry on. */
+		uint8_t in[24];
+		struct rbdl_enc e;
+
+		rbdl_log("image %s: object map update of object %" PRIu64
+			 " failed (%d); flagging the map invalid",
+			 img->name, rec->objno, r);
+		atomic_store(&om->invalid, true);
+		rbdl_enc_init(&e, in, sizeof(in));
+		rbdl_enc_u64(&e, RBD_FLAG_OBJECT_MAP_INVALID |
+					 RBD_FLAG_FAST_DIFF_INVALID);
+		rbdl_enc_u64(&e, RBD_FLAG_OBJECT_MAP_INVALID |
+					 RBD_FLAG_FAST_DIFF_INVALID);
+		rbdl_enc_u64(&e, RBDL_NOSNAP);
+		rec->op = rados_create_write_op();
+		if (rec->op &&
+		    rados_aio_create_completion2(rec, invalidated_cb, &rec->rc) ==
+			    0) {
+			rados_write_op_exec(rec->op, "rbd", "set_flags",
+					    (const char *)in, e.len, NULL);
+			if (rados_aio_write_op_operate(rec->op, img->md_io,
+						       rec->rc,
+						       img->header_oid, NULL,
+						       0) == 0)
+				return;
+			rados_aio_release(rec->rc);
+		}
+		if (rec->op)
+			rados_release_write_op(rec->op);
+		release_waiters(rec->wh, -EIO);
+		free(rec);
+		return;
+	}
+	release_waiters(rec->wh, 0);
+	free(rec);
+}
+
+int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
+			bool has_cur, uint8_t cur, struct rbdl_omwaiter *w)
+{
+	struct rbdl_objmap *om = &img->om;
+	struct rbdl_omrec *rec;
+	uint8_t in[32];
+	long inlen;
+
+	w->next = NULL;
+	pthread_mutex_lock(&om->mu);
+	rec = find_locked(om, objno);
+	if (rec) {
+		/* Queue behind the transition in flight; re-check after. */
+		if (rec->wt)
+			rec->wt->next = w;
+		else
+			rec->wh = w;
+		rec->wt = w;
+		pthread_mutex_unlock(&om->mu);
+		return 1;
+	}
+	if (!om->bits || objno >= om->nobjs ||
+	    !update_needed(rbdl_objmap_get(om, objno), target, has_cur, cur)) {
+		pthread_mutex_unlock(&om->mu);
+		return 0;
+	}
+	rec = calloc(1, sizeof(*rec));
+	if (!rec) {
+		pthread_mutex_unlock(&om->mu);
+		return -ENOMEM;
+	}
+	rec->img = img;
+	rec->objno = objno;
+	rec->target = target;
+	rec->has_cur = has_cur;
+	rec->cur = cur;
+	rec->wh = rec->wt = w;
+	inlen = rbdl_encode_object_map_update(in, sizeof(in), objno, objno + 1,
+					      target, has_cur, cur);
+	rec->op = rados_create_write_op();
+	if (inlen < 0 || !rec->op ||
+	    rados_aio_create_completion2(rec, update_cb, &rec->rc) < 0) {
+		if (rec->op)
+			rados_release_write_op(rec->op);
+		free(rec);
+		pthread_mutex_unlock(&om->mu);
+		return -ENOMEM;
+	}
+	rec->next = om->recs;
+	om->recs = rec;
+	pthread_mutex_unlock(&om->mu);
+
+	uint8_t ain[64];
+	long alen = rbdl_encode_lock_assert(ain, sizeof(ain), "rbd_lock",
+					    RBDL_LOCK_EXCLUSIVE, "", "");
+
+	rados_write_op_exec(rec->op, "lock", "assert_locked", (const char *)ain,
+			    (size_t)alen, &rec->assert_prval);
+	rados_write_op_exec(rec->op, "rbd", "object_map_update",
+			    (const char *)in, (size_t)inlen, &rec->update_prval);
+	if (rados_aio_write_op_operate(rec->op, img->md_io, rec->rc, om->oid,
+				       NULL, 0) < 0) {
+		/* Complete through the normal path with the error. */
+		rados_aio_release(rec->rc);
+		pthread_mutex_lock(&om->mu);
+		struct rbdl_omrec **pp;
+
+		for (pp = &om->recs; *pp; pp = &(*pp)->next) {
+			if (*pp == rec) {
+				*pp = rec->next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&om->mu);
+		rados_release_write_op(rec->op);
+		/* w (always the first waiter) gets the error as our return
+		 * value; requests that queued behind it meanwhile get it
+		 * through their go(). */
+		release_waiters(w->next, -EIO);
+		free(rec);
+		return -EIO;
+	}
+	return 1;
+}

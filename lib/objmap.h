@@ -1,0 +1,92 @@
+/*
+ * objmap.h - the HEAD object map of an image we hold the exclusive lock of.
+ *
+ * Role: keep rbd_object_map.<id> true for librbd and krbd readers.  Before
+ * the first write to an object that the map does not already record as
+ * EXISTS, the map is updated (EXISTS) and only then is the data sent; a
+ * whole-object discard goes PENDING -> remove -> NONEXISTENT, exactly like
+ * librbd (rbd-protocol.md section 6.4).  If an update fails, the map is
+ * flagged invalid (OBJECT_MAP_INVALID | FAST_DIFF_INVALID) before the data
+ * is written, so a valid-looking map is never wrong.
+ *
+ * In-memory copy: 2 bits per object, MSB first (the on-disk BitVector
+ * layout), read lock-free on the I/O path with relaxed byte loads: a write
+ * to an object already EXISTS costs one load.  Transitions are serialized
+ * per object: a request that needs a transition either starts it (an async
+ * rados op on the map object, guarded by lock.assert_locked) or queues
+ * behind the one in flight; queued requests re-check when it completes.
+ *
+ * Threading: rbdl_objmap_load/unload run on the lock control thread while
+ * no write is in flight; rbdl_objmap_prepare may run on any thread;
+ * completions run on librados' callback thread.  mu protects recs and all
+ * stores to bits.
+ */
+#ifndef RBDL_OBJMAP_H
+#define RBDL_OBJMAP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define RBDL_OBJ_NONEXISTENT 0
+#define RBDL_OBJ_EXISTS 1
+#define RBDL_OBJ_PENDING 2
+#define RBDL_OBJ_EXISTS_CLEAN 3
+
+struct rbdl_image;
+
+/* Something waiting for a transition: go() runs once it committed (err 0)
+ * or definitively failed (err < 0), on librados' callback thread. */
+struct rbdl_omwaiter {
+	struct rbdl_omwaiter *next;
+	void (*go)(struct rbdl_omwaiter *w, int err);
+};
+
+struct rbdl_omrec;
+
+struct rbdl_objmap {
+	atomic_bool loaded;	/* bits valid (lock held, map loaded) */
+	atomic_bool invalid;	/* OBJECT_MAP_INVALID: never skip on it */
+	uint64_t nobjs;
+	uint8_t *bits;
+	char *oid;		/* rbd_object_map.<id> */
+	pthread_mutex_t mu;
+	struct rbdl_omrec *recs;	/* transitions in flight */
+};
+
+int rbdl_objmap_init(struct rbdl_image *img);
+void rbdl_objmap_destroy(struct rbdl_image *img);
+
+/* Lock rbd_object_map.<id> (breaking stale lockers) and load it.  Called
+ * with the header lock held.  A map that is too small or undecodable is
+ * flagged invalid (and resized), as librbd does; returns 0 then too. */
+int rbdl_objmap_load(struct rbdl_image *img, uint64_t image_size);
+
+/* Forget the map and unlock the map object (lock release). */
+void rbdl_objmap_unload(struct rbdl_image *img);
+
+static inline uint8_t rbdl_objmap_get(struct rbdl_objmap *om, uint64_t objno)
+{
+	if (objno >= om->nobjs)
+		return RBDL_OBJ_NONEXISTENT;
+	/* Relaxed: a stale EXISTS is harmless (it only ever moves away from
+	 * EXISTS through a discard of the same object, which the caller's
+	 * own request ordering governs); every other value sends the caller
+	 * to the locked slow path. */
+	uint8_t b = __atomic_load_n(&om->bits[objno / 4], __ATOMIC_RELAXED);
+
+	return (b >> ((3 - objno % 4) * 2)) & 3;
+}
+
+/*
+ * Make object objno reach state target (optionally only from state cur)
+ * before w->go runs.  Returns 0 if nothing is needed (proceed now), 1 if
+ * w->go will be called once the transition it waits for completes (always
+ * from librados' callback thread, never from inside this call), or a
+ * negative errno.
+ */
+int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
+			bool has_cur, uint8_t cur, struct rbdl_omwaiter *w);
+
+#endif /* RBDL_OBJMAP_H */
