@@ -678,15 +678,27 @@ static void obj_map_ready(struct rbdl_omwaiter *w, int err)
  * Object map rules before the data op (rbd-protocol.md 6.4): writes need
  * EXISTS; a whole-object remove needs PENDING and is followed by
  * NONEXISTENT; a discard of an object the (valid) map says does not exist
- * is skipped.  A write to an object already EXISTS takes the first test.
+ * is skipped, and a read of it returns zeros without I/O.  A write to an
+ * object already EXISTS costs one byte load.
  */
 static void obj_start(struct rbdl_objreq *o, bool in_submit)
 {
 	struct rbdl_req *req = o->req;
 	struct rbdl_objmap *om = &req->img->om;
 
-	if (req->op != RBDL_OP_READ &&
-	    atomic_load_explicit(&om->loaded, memory_order_acquire)) {
+	if (req->op == RBDL_OP_READ) {
+		/* While we own the lock nobody else writes: an object the
+		 * valid map says does not exist reads as zeros, no I/O. */
+		if (atomic_load_explicit(&om->loaded, memory_order_acquire) &&
+		    !atomic_load(&om->invalid) &&
+		    rbdl_objmap_get(om, o->objno) == RBDL_OBJ_NONEXISTENT &&
+		    o->objno < om->nobjs) {
+			for (uint32_t i = 0; i < o->nsegs; i++)
+				zero_tail(&req->segs[o->first_seg + i], 0);
+			obj_finish(o, in_submit);
+			return;
+		}
+	} else if (atomic_load_explicit(&om->loaded, memory_order_acquire)) {
 		uint8_t st = rbdl_objmap_get(om, o->objno), target;
 		bool discard = req->op == RBDL_OP_DISCARD ||
 			       req->op == RBDL_OP_WRITE_ZEROES;
