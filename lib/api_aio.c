@@ -106,21 +106,23 @@ static int aio_submit(rbd_image_t image, rbd_completion_t c,
 }
 
 /* Sum iovec lengths as librbd's get_iovec_length does: -EINVAL for
- * iovcnt <= 0 or an overflowing total. */
-static ssize_t iov_length(const struct iovec *iov, int iovcnt)
+ * iovcnt <= 0 or a total that wraps size_t (a total above SSIZE_MAX is
+ * accepted and clipped at the image end, as in librbd). */
+static int iov_length(const struct iovec *iov, int iovcnt, uint64_t *out)
 {
 	size_t len = 0;
 
 	if (iovcnt <= 0 || !iov)
 		return -EINVAL;
 	for (int i = 0; i < iovcnt; i++) {
-		if (iov[i].iov_len > (size_t)SSIZE_MAX - len)
+		if (iov[i].iov_len > SIZE_MAX - len)
 			return -EINVAL;
 		if (iov[i].iov_len && !iov[i].iov_base)
 			return -EINVAL;
 		len += iov[i].iov_len;
 	}
-	return (ssize_t)len;
+	*out = len;
+	return 0;
 }
 
 static int rw_args(struct rbdl_io_args *a, enum rbdl_op op, uint64_t off,
@@ -148,11 +150,12 @@ static int aio_rwv(rbd_image_t image, enum rbdl_op op,
 		   const struct iovec *iov, int iovcnt, uint64_t off,
 		   rbd_completion_t c)
 {
-	ssize_t len = iov_length(iov, iovcnt);
+	uint64_t len;
+	int r = iov_length(iov, iovcnt, &len);
 
-	if (len < 0)
-		return (int)len;
-	struct rbdl_io_args a = { .op = op, .off = off, .len = (uint64_t)len };
+	if (r < 0)
+		return r;
+	struct rbdl_io_args a = { .op = op, .off = off, .len = len };
 
 	if (iovcnt == 1)
 		a.buf = iov[0].iov_base;	/* linear, as librbd does */

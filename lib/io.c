@@ -102,6 +102,7 @@ struct rbdl_req {
 	bool thick;		/* write-zeroes with THICK_PROVISION */
 	uint64_t *mismatch_off;
 	const void *cmp;	/* compare-and-write: compare buffer */
+	uint64_t cmp_len;	/* compare length: NOT clipped (librbd) */
 	bool holds_lock;	/* counted in the exclusive lock's writes */
 	struct rbdl_lkwaiter lkw;	/* parked until the lock is ours */
 	rados_ioctx_t io;
@@ -383,9 +384,17 @@ static void obj_result(struct rbdl_objreq *o, int r)
 							: 0;
 
 		if (m) {
+			/* librbd 16.2.15 reports the image offset of the
+			 * object's first byte plus the mismatch position
+			 * within the compared range (not the absolute offset
+			 * its header documents); match it. */
+			struct rbdl_img_range base = { 0, 0 };
+
+			rbdl_striper_obj_to_image(&req->img->layout, o->objno,
+						  0, 1, &base, 1);
 			if (req->mismatch_off)
 				*req->mismatch_off =
-					req->off +
+					base.img_off +
 					(uint64_t)(-(int64_t)m - RBDL_MAX_ERRNO);
 			req_set_error(req, -EILSEQ);
 		} else if (r < 0) {
@@ -621,7 +630,10 @@ static int send_caw(struct rbdl_req *req, struct rbdl_objreq *o,
 	if (!o->wop)
 		return -ENOMEM;
 	o->cmp_prval = 0;
-	rados_write_op_cmpext(o->wop, cmp, s->len, s->obj_off, &o->cmp_prval);
+	/* librbd 16.2 clips the write at the image end but not the
+	 * compare: compare bytes past the end are compared with zeros. */
+	rados_write_op_cmpext(o->wop, cmp, req->cmp_len, s->obj_off,
+			      &o->cmp_prval);
 	rados_write_op_write(o->wop, s->ptr, s->len, s->obj_off);
 	return rados_aio_write_op_operate(o->wop, req->io, o->rc, o->oid, NULL,
 					  0);
@@ -760,6 +772,35 @@ static void req_lock_resume(struct rbdl_lkwaiter *w, int err)
 	req_send(req, false);
 }
 
+/*
+ * librbd 16.2 splits an aio thick write-zeroes longer than 512 bytes into
+ * a 512-unaligned head, a 512-aligned middle and a tail, and clips each
+ * piece separately: a
+ * piece that starts at or past the image end fails with -EINVAL (the
+ * others are still written).  Reproduce that answer.
+ */
+static int thick_split_error(const struct rbdl_io_args *a, uint64_t size)
+{
+	uint64_t off = a->off, end = a->off + a->len;
+
+	if (a->len <= 512)
+		return 0;	/* a single write, never split */
+	if (end < off)
+		end = UINT64_MAX;
+	uint64_t head_end = (off + 511) / 512 * 512, mid_end = end / 512 * 512;
+
+	if (head_end > end)
+		head_end = end;
+	if (mid_end < head_end)
+		mid_end = head_end;
+	/* head [off, head_end), middle [head_end, mid_end), tail [mid_end,
+	 * end): off < size here, so only the middle and tail can fail. */
+	if ((mid_end > head_end && head_end >= size) ||
+	    (end > mid_end && mid_end >= size))
+		return -EINVAL;
+	return 0;
+}
+
 static bool all_zero(const char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -773,7 +814,7 @@ static bool all_zero(const char *p, size_t n)
 /* Map and send.  Called with the completion armed and the range clipped. */
 static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		     const struct rbdl_io_args *a, enum rbdl_op op,
-		     uint64_t len)
+		     uint64_t len, int initial_error)
 {
 	struct rbdl_objext objs_stack[RBDL_REQ_INLINE_OBJS];
 	struct rbdl_piece pieces_stack[RBDL_REQ_INLINE_SEGS];
@@ -822,9 +863,10 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	req->thick = op == RBDL_OP_WRITESAME && !a->buf;
 	req->mismatch_off = a->mismatch_off;
 	req->cmp = a->cmp;
+	req->cmp_len = a->len;
 	req->holds_lock = false;
 	req->pieces = NULL;
-	atomic_init(&req->result, 0);
+	atomic_init(&req->result, initial_error);
 	req->io = img->rd_io;
 
 	/* Segments: one per (piece x iovec run); none for discard. */
@@ -935,7 +977,11 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 		goto late;
 	}
 	if (len == 0) {
-		r = 0;
+		/* librbd 16.2: a zero-length write on a read-only or snapshot
+		 * open still reports -EROFS; anything else completes with 0. */
+		r = op_writes(op) ? atomic_load_explicit(&img->write_error,
+							 memory_order_relaxed)
+				  : 0;
 		goto late;
 	}
 	size = atomic_load_explicit(&img->size, memory_order_acquire);
@@ -963,9 +1009,10 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 
 		t.buf = NULL;	/* thick: writes of zeros */
 		t.data_len = 512;
-		r = req_start(img, c, &t, RBDL_OP_WRITESAME, len);
+		r = req_start(img, c, &t, RBDL_OP_WRITESAME, len,
+			      c->internal ? 0 : thick_split_error(a, size));
 	} else {
-		r = req_start(img, c, a, op, len);
+		r = req_start(img, c, a, op, len, 0);
 	}
 	if (r < 0)
 		goto late;

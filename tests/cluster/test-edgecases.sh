@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# test-edgecases.sh - differential edge-case test: librbdlite must answer
+# every case of tests/cluster/edgecases.c exactly as the real librbd does.
+#
+# Two identical fresh images are made with the rbd CLI (16 MiB, layering
+# only, `rbd import` of a file with data in [0, 1 MiB) and [8 MiB, 9 MiB),
+# then `rbd snap create @s1`).  edgecases-librbd runs on one,
+# edgecases-lite on the other, and their outputs are compared case by case
+# (a case is a line "<name>: <result>").  Every case is a sub-test; a case
+# whose lines differ fails, showing both.  Then `edgecases-lite
+# --lite-only` runs on a third image: misuse the real librbd does not
+# survive, where librbdlite must return -EINVAL (or a sane value) and not
+# crash; each of its lines is a sub-test too.
+#
+# Allowed differences: none are normalised here.  The one freedom that
+# librbd-api.md documents for these cases -- a partial discard may zero
+# more than librbd does -- is taken care of in edgecases.c itself, which
+# prints only "old-or-zero" for partial discards.  Should a case ever have
+# to be excused, add its exact name to ALLOWED below with a comment saying
+# which documented choice it is.
+#
+# Needs CEPH_CONF, RBDLITE_TEST_POOL and RBDLITE_TEST_DATA_POOL (it fails,
+# never skips, without them).  Binaries come from
+# $RBDLITE_BUILDDIR/tests/cluster (default: two levels above this script).
+# Prints "N passed, M failed" last; exits non-zero on any failure.
+
+set -uo pipefail
+
+PROG=${0##*/}
+HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+
+# Case names whose output may differ between the libraries (none).
+declare -A ALLOWED=()
+
+for v in CEPH_CONF RBDLITE_TEST_POOL RBDLITE_TEST_DATA_POOL; do
+    if [[ -z ${!v:-} ]]; then
+        echo "$PROG: $v is not set: this test needs a running cluster" \
+            "(run it through tests/run-cluster-tests.sh or" \
+            "tests/cluster/with-cluster.sh)" >&2
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+done
+export CEPH_CONF
+
+BUILDDIR=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
+BIN=$BUILDDIR/tests/cluster
+LITE=$BIN/edgecases-lite
+REF=$BIN/edgecases-librbd
+POOL=$RBDLITE_TEST_POOL
+TMO=${RBDLITE_EDGE_TIMEOUT:-300}
+
+PASS=0
+FAIL=0
+IMAGES=()
+WORK=
+
+# A program that crashed leaves its watch on the image for ~30 s, during
+# which `rbd rm` refuses; retry for up to a minute in all.
+cleanup() {
+    local i deadline=$((SECONDS + 60))
+    for i in "${IMAGES[@]}"; do
+        while :; do
+            rbd snap purge --no-progress "$POOL/$i" >/dev/null 2>&1
+            rbd rm --no-progress "$POOL/$i" >/dev/null 2>&1 && break
+            rbd info "$POOL/$i" >/dev/null 2>&1 || break
+            if ((SECONDS >= deadline)); then
+                echo "$PROG: could not remove image $POOL/$i" >&2
+                break
+            fi
+            sleep 3
+        done
+    done
+    [[ -n $WORK ]] && rm -rf -- "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+pass() {
+    echo "PASS: $1"
+    PASS=$((PASS + 1))
+}
+
+fail() {
+    echo "FAIL: $1"
+    FAIL=$((FAIL + 1))
+}
+
+for b in "$LITE" "$REF"; do
+    if [[ ! -x $b ]]; then
+        echo "$PROG: $b not found (build with 'make check' or set" \
+            "RBDLITE_BUILDDIR)" >&2
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+done
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-edge.XXXXXX") || exit 1
+
+# The initial content: deterministic text in [0, 1 MiB) and [8 MiB, 9 MiB),
+# zeros elsewhere (rbd import leaves objects 1 and 3 unallocated).
+BASE=$WORK/base.bin
+truncate -s 16M "$BASE"
+seq 1 400000 | head -c 1048576 |
+    dd of="$BASE" bs=1M conv=notrunc status=none
+seq 7000000 7400000 | head -c 1048576 |
+    dd of="$BASE" bs=1M seek=8 conv=notrunc status=none
+
+# make_image NAME: import BASE and snapshot it as @s1.
+make_image() {
+    IMAGES+=("$1")
+    timeout -k 10 "$TMO" rbd import --no-progress --image-feature layering \
+        "$BASE" "$POOL/$1" >"$WORK/mk.log" 2>&1 &&
+        timeout -k 10 "$TMO" rbd snap create --no-progress "$POOL/$1@s1" \
+            >>"$WORK/mk.log" 2>&1
+}
+
+IREF=edge-$$-librbd
+ILITE=edge-$$-lite
+IONLY=edge-$$-liteonly
+for i in "$IREF" "$ILITE" "$IONLY"; do
+    if ! make_image "$i"; then
+        sed 's/^/    | /' "$WORK/mk.log"
+        fail "create image $i"
+        echo "$PASS passed, $FAIL failed"
+        exit 1
+    fi
+done
+
+# run_prog NAME OUT CMD...: run one edge-case program; a sub-test that it
+# finished (exit 0, no crash or hang).
+run_prog() {
+    local name=$1 out=$2 rc
+    shift 2
+    timeout -k 10 "$TMO" "$@" >"$out" 2>"$out.err"
+    rc=$?
+    if ((rc == 0)); then
+        pass "$name ran to completion"
+    else
+        fail "$name exited with status $rc$( ((rc == 124)) && echo ' (timeout)')"
+        tail -n 5 "$out.err" | sed 's/^/    | stderr: /'
+        tail -n 1 "$out" | sed 's/^/    | last line: /'
+    fi
+}
+
+run_prog edgecases-librbd "$WORK/ref.out" "$REF" "$POOL" "$IREF"
+run_prog edgecases-lite "$WORK/lite.out" "$LITE" "$POOL" "$ILITE"
+
+# ---- compare case by case ---------------------------------------------------
+
+declare -A LITE_LINE=() REF_SEEN=()
+dups=0
+while IFS= read -r l; do
+    n=${l%%: *}
+    [[ -n ${LITE_LINE[$n]+x} ]] && dups=$((dups + 1))
+    LITE_LINE[$n]=$l
+done <"$WORK/lite.out"
+
+ncases=0
+while IFS= read -r l; do
+    n=${l%%: *}
+    ncases=$((ncases + 1))
+    if [[ -n ${REF_SEEN[$n]+x} ]]; then
+        fail "duplicate case name in the table: $n"
+        continue
+    fi
+    REF_SEEN[$n]=1
+    if [[ -z ${LITE_LINE[$n]+x} ]]; then
+        fail "$n"
+        echo "    | librbd:     $l"
+        echo "    | librbdlite: (no such line)"
+    elif [[ ${LITE_LINE[$n]} == "$l" ]]; then
+        pass "$n"
+    elif [[ -n ${ALLOWED[$n]+x} ]]; then
+        pass "$n (allowed to differ: ${ALLOWED[$n]})"
+    else
+        fail "$n"
+        echo "    | librbd:     $l"
+        echo "    | librbdlite: ${LITE_LINE[$n]}"
+    fi
+done <"$WORK/ref.out"
+for n in "${!LITE_LINE[@]}"; do
+    if [[ -z ${REF_SEEN[$n]+x} ]]; then
+        fail "$n"
+        echo "    | librbd:     (no such line)"
+        echo "    | librbdlite: ${LITE_LINE[$n]}"
+    fi
+done
+((dups == 0)) || fail "edgecases-lite printed $dups duplicate case names"
+# An empty or truncated reference run must not look like success.
+if ((ncases < 100)); then
+    fail "only $ncases cases from edgecases-librbd (expected the full table)"
+fi
+
+# ---- misuse only librbdlite is expected to survive --------------------------
+
+OUT=$WORK/only.out
+run_prog "edgecases-lite --lite-only" "$OUT" "$LITE" --lite-only "$POOL" "$IONLY"
+nonly=0
+while IFS= read -r l; do
+    case $l in
+    *" ok")
+        pass "lite-only ${l% ok}"
+        nonly=$((nonly + 1))
+        ;;
+    *" FAIL")
+        fail "lite-only ${l% FAIL}"
+        nonly=$((nonly + 1))
+        ;;
+    esac
+done <"$OUT"
+if ! grep -q '^lite-only: .* ok, 0 failed$' "$OUT" || ((nonly < 20)); then
+    fail "edgecases-lite --lite-only did not finish its table ($nonly cases)"
+fi
+
+echo "$PASS passed, $FAIL failed"
+((FAIL == 0))
