@@ -242,6 +242,11 @@ static int do_acquire(struct rbdl_image *img)
 		char *reply = NULL;
 		size_t rlen = 0;
 
+		/* The owner may release (and say so) before our notify even
+		 * returns: remember which RELEASED_LOCK we are waiting past. */
+		pthread_mutex_lock(&lk->mu);
+		lk->request_seq = lk->released_seq;
+		pthread_mutex_unlock(&lk->mu);
 		send_notify(img, RBDL_NOTIFY_REQUEST_LOCK, &reply, &rlen);
 		if (reply) {
 			rbdl_walk_notify_reply(reply, rlen, probe_reply, &p);
@@ -331,13 +336,13 @@ static void *control_thread(void *arg)
 			if (r == -EAGAIN && !lk->stop) {
 				/* Wait for the owner's RELEASED_LOCK, at most
 				 * RETRY_WAIT_S, then try again. */
-				unsigned seq = lk->released_seq;
 				struct timespec ts;
 
 				atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
 				clock_gettime(CLOCK_REALTIME, &ts);
 				ts.tv_sec += RETRY_WAIT_S;
-				while (seq == lk->released_seq && !lk->stop &&
+				while (lk->request_seq == lk->released_seq &&
+				       !lk->stop &&
 				       pthread_cond_timedwait(&lk->cv, &lk->mu,
 							      &ts) == 0)
 					;

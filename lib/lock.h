@@ -71,6 +71,7 @@ struct rbdl_lock {
 	int last_error;			/* outcome of the last acquisition */
 	unsigned acquire_gen;		/* bumped after every attempt */
 	unsigned released_seq;		/* RELEASED_LOCK notifications */
+	unsigned request_seq;		/* released_seq when we last asked */
 	struct rbdl_lkwaiter *bh, *bt;	/* parked writes (FIFO) */
 	uint64_t gid;			/* our client id */
 	char cookie[32];		/* "auto <watch handle>" */
