@@ -33,7 +33,9 @@
  * the allocator itself):
  *   cc -shared -fPIC -O2 -o librbdlite-malloccount.so malloccount.c -ldl
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -101,7 +103,8 @@ static struct {
 } next;
 
 static _Atomic int resolved;
-static MC_TLS int resolving;
+/* volatile: the stores must happen although only callbacks read it */
+static MC_TLS volatile int resolving;
 
 static void *sym(const char *name)
 {
@@ -123,15 +126,8 @@ static void resolve(void)
 	*(void **)&next.memalign = sym("memalign");
 	*(void **)&next.valloc = sym("valloc");
 	*(void **)&next.pvalloc = sym("pvalloc");
-	/* The C++ ones may be absent until libstdc++ is loaded. */
-	*(void **)&next.new_ = sym("_Znwm");
-	*(void **)&next.new_arr = sym("_Znam");
-	*(void **)&next.new_nt = sym("_ZnwmRKSt9nothrow_t");
-	*(void **)&next.new_arr_nt = sym("_ZnamRKSt9nothrow_t");
-	*(void **)&next.new_al = sym("_ZnwmSt11align_val_t");
-	*(void **)&next.new_arr_al = sym("_ZnamSt11align_val_t");
-	*(void **)&next.new_al_nt = sym("_ZnwmSt11align_val_tRKSt9nothrow_t");
-	*(void **)&next.new_arr_al_nt = sym("_ZnamSt11align_val_tRKSt9nothrow_t");
+	/* The C++ operator new family is looked up on first use (NEXT_NEW):
+	 * libstdc++ may not be loaded yet, and a failed dlsym() allocates. */
 	resolving = 0;
 	if (next.malloc && next.calloc && next.realloc && next.free)
 		atomic_store_explicit(&resolved, 1, memory_order_release);
@@ -309,7 +305,8 @@ MC_API void *_Znwm(size_t size)
 	void *p;
 
 	NEXT_NEW(new_, "_Znwm");
-	count();
+	if (!in_new)	/* libstdc++'s new[] calls new */
+		count();
 	in_new++;
 	p = next.new_(size);
 	in_new--;
@@ -321,7 +318,8 @@ MC_API void *_Znam(size_t size)
 	void *p;
 
 	NEXT_NEW(new_arr, "_Znam");
-	count();
+	if (!in_new)	/* libstdc++'s new[] calls new */
+		count();
 	in_new++;
 	p = next.new_arr(size);
 	in_new--;
@@ -333,7 +331,8 @@ MC_API void *_ZnwmRKSt9nothrow_t(size_t size, const void *nt)
 	void *p;
 
 	NEXT_NEW(new_nt, "_ZnwmRKSt9nothrow_t");
-	count();
+	if (!in_new)	/* libstdc++'s new[] calls new */
+		count();
 	in_new++;
 	p = next.new_nt(size, nt);
 	in_new--;
@@ -345,7 +344,8 @@ MC_API void *_ZnamRKSt9nothrow_t(size_t size, const void *nt)
 	void *p;
 
 	NEXT_NEW(new_arr_nt, "_ZnamRKSt9nothrow_t");
-	count();
+	if (!in_new)	/* libstdc++'s new[] calls new */
+		count();
 	in_new++;
 	p = next.new_arr_nt(size, nt);
 	in_new--;
@@ -357,7 +357,8 @@ MC_API void *_ZnwmSt11align_val_t(size_t size, size_t align)
 	void *p;
 
 	NEXT_NEW(new_al, "_ZnwmSt11align_val_t");
-	count();
+	if (!in_new)	/* libstdc++'s new[] calls new */
+		count();
 	in_new++;
 	p = next.new_al(size, align);
 	in_new--;
@@ -369,7 +370,8 @@ MC_API void *_ZnamSt11align_val_t(size_t size, size_t align)
 	void *p;
 
 	NEXT_NEW(new_arr_al, "_ZnamSt11align_val_t");
-	count();
+	if (!in_new)	/* libstdc++'s new[] calls new */
+		count();
 	in_new++;
 	p = next.new_arr_al(size, align);
 	in_new--;
@@ -382,7 +384,8 @@ MC_API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t align,
 	void *p;
 
 	NEXT_NEW(new_al_nt, "_ZnwmSt11align_val_tRKSt9nothrow_t");
-	count();
+	if (!in_new)	/* libstdc++'s new[] calls new */
+		count();
 	in_new++;
 	p = next.new_al_nt(size, align, nt);
 	in_new--;
@@ -395,7 +398,8 @@ MC_API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t align,
 	void *p;
 
 	NEXT_NEW(new_arr_al_nt, "_ZnamSt11align_val_tRKSt9nothrow_t");
-	count();
+	if (!in_new)	/* libstdc++'s new[] calls new */
+		count();
 	in_new++;
 	p = next.new_arr_al_nt(size, align, nt);
 	in_new--;

@@ -92,6 +92,7 @@ cleanup() {
 
 on_signal() {
     local sig=$1
+    trap '' INT TERM HUP # a second Ctrl-C must not cut the cleanup short
     # The cluster start runs with SIGINT ignored (a background job); it
     # tears down what it started on SIGTERM.
     if [[ $PHASE == start ]]; then stop_child TERM; else stop_child "$sig"; fi

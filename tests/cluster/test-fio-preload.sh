@@ -1,0 +1,365 @@
+#!/usr/bin/env bash
+# test-fio-preload.sh - run Debian's unmodified fio (--ioengine=rbd) with
+# librbdlite interposed via LD_PRELOAD against layering-only images (plain,
+# striped, separate data pool), and judge the data it wrote with fio running
+# on the real librbd (no preload).
+#
+# Needs: CEPH_CONF, RBDLITE_TEST_POOL, RBDLITE_TEST_DATA_POOL (a running
+# cluster, e.g. from tests/cluster/with-cluster.sh), fio, rbd, python3.
+# The library is "${RBDLITE_BUILDDIR:-<srcdir>}/lib/.libs/librbdlite.so",
+# or $RBDLITE_LIB.  With RBDLITE_SAN=asan (or tsan) the sanitizer runtime is
+# preloaded first.
+#
+# Prints one line per sub-test and a final "N passed, M failed"; exits
+# non-zero if anything failed.  Per-run fio output is kept in a temporary
+# directory that is removed at exit (set RBDLITE_KEEP_LOGS=1 to keep it).
+
+# Functions below run from traps, which shellcheck cannot see.
+# shellcheck disable=SC2317
+
+set -uo pipefail
+
+PROG=${0##*/}
+HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+
+die() {
+    printf '%s: %s\n' "$PROG" "$*" >&2
+    exit 1
+}
+
+for v in CEPH_CONF RBDLITE_TEST_POOL RBDLITE_TEST_DATA_POOL; do
+    [[ -n ${!v:-} ]] || die "$v is not set; run this under tests/cluster/with-cluster.sh (or tests/run-cluster-tests.sh)"
+done
+export CEPH_CONF
+for c in fio rbd python3 timeout; do
+    command -v "$c" >/dev/null || die "required command '$c' not found"
+done
+
+POOL=$RBDLITE_TEST_POOL
+DATA_POOL=$RBDLITE_TEST_DATA_POOL
+BUILDDIR=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
+LIB=${RBDLITE_LIB:-$BUILDDIR/lib/.libs/librbdlite.so}
+[[ -f $LIB ]] || die "library not found: $LIB (build it, or set RBDLITE_BUILDDIR / RBDLITE_LIB)"
+[[ $LIB == */* ]] || LIB=./$LIB
+# Absolute, as fio runs in $TMP (it leaves verify state files in its cwd).
+LIB=$(cd -- "$(dirname -- "$LIB")" && pwd)/${LIB##*/}
+
+PRELOAD=$LIB
+SAN_ENV=()
+case ${RBDLITE_SAN:-} in
+'' | none) ;;
+asan | tsan)
+    CC_FOR_SAN=${CC:-gcc}
+    command -v "${CC_FOR_SAN%% *}" >/dev/null || die "RBDLITE_SAN=$RBDLITE_SAN needs a compiler to locate lib$RBDLITE_SAN.so"
+    SANRT=$(${CC_FOR_SAN} -print-file-name="lib$RBDLITE_SAN.so")
+    [[ $SANRT == /* && -e $SANRT ]] || die "cannot locate lib$RBDLITE_SAN.so (got '$SANRT')"
+    # The sanitizer runtime must come first in the symbol lookup order.
+    PRELOAD="$SANRT $LIB"
+    if [[ $RBDLITE_SAN == asan ]]; then
+        # fio and Ceph leak at exit; that is not ours to judge here.
+        SAN_ENV=("ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
+    fi
+    ;;
+*) die "unknown RBDLITE_SAN='$RBDLITE_SAN' (expected asan, tsan or empty)" ;;
+esac
+
+RBD_TMO=60   # any single rbd CLI call
+FIO_TMO=90   # any single fio run
+MiB=$((1024 * 1024))
+IMG_SIZE=$((64 * MiB))
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-fio.XXXXXX") || die "mktemp failed"
+IMAGES=()
+PASS=0
+FAIL=0
+
+# The real rbd CLI, never with anything preloaded.
+c_rbd() { timeout -k 5 "$RBD_TMO" env -u LD_PRELOAD rbd --client_mount_timeout 30 "$@"; }
+
+cleanup() {
+    local img
+    trap '' INT TERM HUP
+    for img in "${IMAGES[@]}"; do
+        c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 ||
+            printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
+    done
+    if [[ ${RBDLITE_KEEP_LOGS:-0} == 1 ]]; then
+        printf '%s: logs kept in %s\n' "$PROG" "$TMP" >&2
+    else
+        rm -rf -- "$TMP"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+pass() {
+    PASS=$((PASS + 1))
+    printf 'PASS %s\n' "$1"
+}
+fail() {
+    FAIL=$((FAIL + 1))
+    printf 'FAIL %s: %s\n' "$1" "$2"
+}
+# show_log FILE: the tail of a log, indented, to explain a failure.
+show_log() {
+    [[ -s $1 ]] && tail -n 15 -- "$1" | sed 's/^/    | /'
+    return 0
+}
+
+# ---- images ---------------------------------------------------------------
+
+UNIQ="fiopl-$$-$RANDOM"
+IMG_PLAIN=$UNIQ-plain
+IMG_STRIPED=$UNIQ-striped
+IMG_DP=$UNIQ-dpool
+
+mkimage() { # mkimage NAME [rbd create options]
+    local name=$1
+    shift
+    IMAGES+=("$name")
+    if ! c_rbd create --size "${IMG_SIZE}B" --image-feature layering "$@" \
+        "$POOL/$name" >"$TMP/create-$name.log" 2>&1; then
+        show_log "$TMP/create-$name.log"
+        die "rbd create $POOL/$name $* failed"
+    fi
+}
+mkimage "$IMG_PLAIN"
+mkimage "$IMG_STRIPED" --stripe-unit 64K --stripe-count 4
+mkimage "$IMG_DP" --data-pool "$DATA_POOL"
+
+# ---- running fio -----------------------------------------------------------
+
+# check_json FILE EXPECT: every job in fio's JSON output has error 0 and,
+# for each letter in EXPECT, a non-zero amount of that I/O: r(ead),
+# w(rite), t(rim), s(ync/fsync ops).  Prints the reason on failure.
+check_json() {
+    python3 - "$1" "$2" <<'EOF'
+import json, sys
+path, expect = sys.argv[1], sys.argv[2]
+try:
+    with open(path) as f:
+        text = f.read()
+    # fio may print notes before the JSON object; start at the first '{'.
+    d = json.loads(text[text.index('{'):])
+except Exception as e:
+    print("cannot parse fio JSON output %s: %s" % (path, e))
+    sys.exit(1)
+jobs = d.get("jobs") or []
+if not jobs:
+    print("no jobs in fio output")
+    sys.exit(1)
+bad = []
+for j in jobs:
+    name = "%s[%s]" % (j.get("jobname"), jobs.index(j))
+    if j.get("error", -1) != 0:
+        bad.append("%s: error=%s" % (name, j.get("error")))
+    for letter, key in (("r", "read"), ("w", "write"), ("t", "trim")):
+        if letter in expect and j.get(key, {}).get("io_bytes", 0) <= 0:
+            bad.append("%s: no %s bytes" % (name, key))
+        if j.get(key, {}).get("short_ios", 0) or j.get(key, {}).get("drop_ios", 0):
+            bad.append("%s: short/dropped %s ios" % (name, key))
+    if "s" in expect and j.get("sync", {}).get("total_ios", 0) <= 0:
+        bad.append("%s: no fsync ops" % name)
+    if j.get("total_err", 0):
+        bad.append("%s: total_err=%s" % (name, j.get("total_err")))
+if bad:
+    print("; ".join(bad))
+    sys.exit(1)
+EOF
+}
+
+# fio_run NAME MODE IMAGE EXPECT [FIO OPTIONS...]
+#   MODE: "lite" (LD_PRELOAD librbdlite) or "librbd" (the real librbd).
+#   Runs fio with JSON output, then checks exit status, sanitizer reports,
+#   and check_json EXPECT.  Records a PASS/FAIL line; returns 0 on pass.
+fio_run() {
+    local name=$1 mode=$2 img=$3 expect=$4 rc why
+    shift 4
+    local json=$TMP/$name.json log=$TMP/$name.log
+    local -a envs=(-u LD_PRELOAD)
+    if [[ $mode == lite ]]; then
+        envs=(LD_PRELOAD="$PRELOAD" "${SAN_ENV[@]}")
+    fi
+    (cd -- "$TMP" && exec timeout -k 5 "$FIO_TMO" env "${envs[@]}" \
+        "${EXTRA_ENV[@]}" fio --output-format=json --output="$json" \
+        --ioengine=rbd --clientname=admin --pool="$POOL" --rbdname="$img" \
+        --name="$name" "$@") >"$log" 2>&1
+    rc=$?
+    if ((rc != 0)); then
+        case $rc in
+        124 | 137) why="timed out after ${FIO_TMO}s (hang?)" ;;
+        *) ((rc > 128)) && why="killed by signal $((rc - 128))" || why="exit status $rc" ;;
+        esac
+        fail "$name" "fio ($mode) $why"
+        show_log "$log"
+        [[ -s $json ]] && { check_json "$json" "$expect" | sed 's/^/    | /'; }
+        return 1
+    fi
+    if grep -q 'cannot be preloaded' "$log"; then
+        fail "$name" "LD_PRELOAD of $LIB failed"
+        show_log "$log"
+        return 1
+    fi
+    if grep -Eq 'Sanitizer|runtime error:' "$log"; then
+        fail "$name" "sanitizer report in fio output"
+        show_log "$log"
+        return 1
+    fi
+    if ! why=$(check_json "$json" "$expect"); then
+        fail "$name" "$why"
+        show_log "$log"
+        return 1
+    fi
+    pass "$name"
+}
+EXTRA_ENV=()
+
+# Short time-based runs for throughput-style coverage (no verification).
+TB=(--runtime=3 --time_based)
+
+# ---- 1. verified writes, judged by the real librbd -------------------------
+
+# Each pair: librbdlite writes with verify=crc32c and reads back (do_verify),
+# then fio on the real librbd re-runs the same job with verify_only=1, which
+# regenerates the expected blocks and checks every one of them.
+
+V1=(--rw=write --bs=4k --size=16M --iodepth=16 --verify=crc32c)
+fio_run verify-4k-qd16-plain lite "$IMG_PLAIN" wr "${V1[@]}" --do_verify=1 &&
+    fio_run verify-4k-qd16-plain-by-librbd librbd "$IMG_PLAIN" r "${V1[@]}" --verify_only=1
+
+V2=(--rw=randwrite --bsrange=4k-1M --size=32M --iodepth=16 --verify=crc32c)
+fio_run verify-bsrange-striped lite "$IMG_STRIPED" wr "${V2[@]}" --do_verify=1 &&
+    fio_run verify-bsrange-striped-by-librbd librbd "$IMG_STRIPED" r "${V2[@]}" --verify_only=1 &&
+    fio_run verify-bsrange-striped-by-lite lite "$IMG_STRIPED" r "${V2[@]}" --verify_only=1
+
+# Two jobs, each in its own 32 MiB half of the image (no overlap), direct=1.
+V3=(--rw=randwrite --bsrange=4k-128k --size=24M --offset_increment=32M
+    --numjobs=2 --iodepth=32 --direct=1 --verify=crc32c)
+fio_run verify-2jobs-dpool lite "$IMG_DP" wr "${V3[@]}" --do_verify=1 &&
+    fio_run verify-2jobs-dpool-by-librbd librbd "$IMG_DP" r "${V3[@]}" --verify_only=1
+
+V4=(--rw=write --bs=64k --size=16M --offset=40M --iodepth=16 --verify=crc32c)
+fio_run verify-64k-qd16-dpool lite "$IMG_DP" wr "${V4[@]}" --do_verify=1 &&
+    fio_run verify-64k-qd16-dpool-by-librbd librbd "$IMG_DP" r "${V4[@]}" --verify_only=1
+
+# The reverse direction: the real librbd writes, librbdlite verifies.
+V5=(--rw=randwrite --bsrange=4k-256k --size=16M --offset=32M --iodepth=32 --verify=crc32c)
+fio_run librbd-writes-striped librbd "$IMG_STRIPED" w "${V5[@]}" --do_verify=0 &&
+    fio_run librbd-writes-striped-by-lite lite "$IMG_STRIPED" r "${V5[@]}" --verify_only=1
+
+# ---- 2. workload coverage --------------------------------------------------
+
+fio_run write-64k-qd1-direct1-plain lite "$IMG_PLAIN" w \
+    --rw=write --bs=64k --iodepth=1 --direct=1 --size=8M
+fio_run write-16k-qd32-fsync8-striped lite "$IMG_STRIPED" ws \
+    --rw=write --bs=16k --iodepth=32 --direct=0 --fsync=8 --size=16M
+fio_run read-64k-qd32-direct0-plain lite "$IMG_PLAIN" r \
+    --rw=read --bs=64k --iodepth=32 --direct=0 "${TB[@]}"
+fio_run randread-4k-qd128-direct1-striped lite "$IMG_STRIPED" r \
+    --rw=randread --bs=4k --iodepth=128 --direct=1 "${TB[@]}"
+fio_run randwrite-4k-qd128-2jobs-dpool lite "$IMG_DP" w \
+    --rw=randwrite --bs=4k --iodepth=128 --numjobs=2 --size=32M \
+    --offset_increment=32M "${TB[@]}"
+fio_run randrw70-8k-qd32-busypoll-plain lite "$IMG_PLAIN" rw \
+    --rw=randrw --rwmixread=70 --bs=8k --iodepth=32 --busy_poll=1 "${TB[@]}"
+fio_run randrw70-4k-qd1-direct1-striped lite "$IMG_STRIPED" rw \
+    --rw=randrw --rwmixread=70 --bs=4k --iodepth=1 --direct=1 "${TB[@]}"
+fio_run randrw70-bsrange-qd128-dpool lite "$IMG_DP" rw \
+    --rw=randrw --rwmixread=70 --bsrange=4k-256k --iodepth=128 "${TB[@]}"
+fio_run read-128k-qd128-dpool lite "$IMG_DP" r \
+    --rw=read --bs=128k --iodepth=128 --direct=1 "${TB[@]}"
+fio_run trim-64k-qd32-plain lite "$IMG_PLAIN" t \
+    --rw=trim --bs=64k --iodepth=32 --size=16M
+fio_run randtrim-64k-qd128-striped lite "$IMG_STRIPED" t \
+    --rw=randtrim --bs=64k --iodepth=128 --size=32M
+fio_run randtrim-4k-qd1-dpool lite "$IMG_DP" t \
+    --rw=randtrim --bs=4k --iodepth=1 --size=2M
+
+# Blocking poll path (busy_poll=0, the default): with iodepth=1 fio sleeps
+# in poll(eventfd, -1) for every single I/O, so each completion must
+# increment the eventfd exactly once or fio hangs (caught by the timeout)
+# or asserts.  2048 I/Os, each one a wakeup.
+fio_run eventfd-poll-qd1-plain lite "$IMG_PLAIN" rw \
+    --rw=randrw --bs=4k --iodepth=1 --busy_poll=0 --size=8M --number_ios=2048
+
+# ---- 3. the preload really replaced librbd --------------------------------
+
+# LD_DEBUG=bindings logs every symbol binding; every rbd_* that fio imports
+# must bind to librbdlite, none to librbd.so.1, and fio's rados_* must still
+# bind to the real librados.  fio imports rbd_poll_io_events and
+# rbd_set_image_notification only when built with CONFIG_RBD_POLL, so their
+# bindings also prove the eventfd build of the engine is the one under test.
+check_bindings() {
+    local name=preload-binds-rbd-to-librbdlite ld=$TMP/ld-debug f missing=() s
+    mkdir -p "$ld"
+    EXTRA_ENV=(LD_DEBUG=bindings LD_DEBUG_OUTPUT="$ld/bind")
+    if ! fio_run bindings-run-plain lite "$IMG_PLAIN" rw \
+        --rw=randrw --bs=4k --iodepth=8 --size=4M; then
+        EXTRA_ENV=()
+        fail "$name" "the fio run under LD_DEBUG failed"
+        return
+    fi
+    EXTRA_ENV=()
+    # The output file of the fio process itself (other processes, e.g.
+    # the env or timeout wrapper, write their own files).
+    f=$(grep -l "binding file [^ ]*fio \[0\] to .*symbol \`rbd_open'" "$ld"/bind.* 2>/dev/null | head -n 1)
+    if [[ -z $f ]]; then
+        fail "$name" "no LD_DEBUG binding of fio's rbd_open found in $ld"
+        return
+    fi
+    for s in rbd_open rbd_close rbd_stat rbd_flush rbd_invalidate_cache \
+        rbd_set_image_notification rbd_poll_io_events \
+        rbd_aio_create_completion rbd_aio_read rbd_aio_write \
+        rbd_aio_discard rbd_aio_flush rbd_aio_get_return_value \
+        rbd_aio_get_arg rbd_aio_release; do
+        grep -qF "to $LIB [0]: normal symbol \`$s'" "$f" || missing+=("$s")
+    done
+    if ((${#missing[@]})); then
+        fail "$name" "not bound to $LIB: ${missing[*]}"
+        grep -E "binding file [^ ]*fio \[0\] to .*symbol \`rbd_" "$f" | head -n 20 | sed 's/^/    | /'
+        return
+    fi
+    if grep -E "binding file [^ ]*fio \[0\] to [^ ]*librbd\.so[^ ]* \[0\]: normal symbol \`rbd_" "$f" >"$TMP/bad-bindings"; then
+        fail "$name" "fio has rbd_* symbols bound to the real librbd"
+        show_log "$TMP/bad-bindings"
+        return
+    fi
+    if ! grep -Eq "binding file [^ ]*fio \[0\] to [^ ]*librados\.so[^ ]* \[0\]: normal symbol \`rados_connect'" "$f"; then
+        fail "$name" "fio's rados_connect is not bound to the real librados (librbdlite must not interpose rados_*)"
+        return
+    fi
+    pass "$name"
+}
+check_bindings
+
+# ---- 4. negative: a missing image fails cleanly ---------------------------
+
+check_missing_image() {
+    local name=missing-image-fails-cleanly rc log=$TMP/missing.log
+    (cd -- "$TMP" && exec timeout -k 5 60 env LD_PRELOAD="$PRELOAD" "${SAN_ENV[@]}" fio \
+        --ioengine=rbd --clientname=admin --pool="$POOL" \
+        --rbdname="$UNIQ-does-not-exist" --name=missing --rw=read --bs=4k \
+        --size=1M) >"$log" 2>&1
+    rc=$?
+    if ((rc == 0)); then
+        fail "$name" "fio exited 0 on a missing image"
+    elif ((rc == 124 || rc == 137)); then
+        fail "$name" "fio hung (timeout)"
+    elif ((rc > 128)); then
+        fail "$name" "fio died of signal $((rc - 128))"
+    elif grep -Eq 'Sanitizer|runtime error:' "$log"; then
+        fail "$name" "sanitizer report"
+    elif ! grep -q 'rbd_open failed' "$log"; then
+        fail "$name" "exit $rc but no 'rbd_open failed' message"
+    else
+        pass "$name"
+        return
+    fi
+    show_log "$log"
+}
+check_missing_image
+
+echo "$PASS passed, $FAIL failed"
+((FAIL == 0))
