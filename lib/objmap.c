@@ -78,22 +78,30 @@ static void set_state_locked(struct rbdl_objmap *om, uint64_t objno,
 	__atomic_store_n(&om->bits[objno / 4], b, __ATOMIC_RELAXED);
 }
 
+/* rbd.set_flags input raising OBJECT_MAP_INVALID | FAST_DIFF_INVALID on
+ * HEAD (object_map/InvalidateRequest); returns its length. */
+static size_t encode_invalidate(uint8_t in[24])
+{
+	const uint64_t f = RBD_FLAG_OBJECT_MAP_INVALID |
+			   RBD_FLAG_FAST_DIFF_INVALID;
+	struct rbdl_enc e;
+
+	rbdl_enc_init(&e, in, 24);
+	rbdl_enc_u64(&e, f);		/* flags */
+	rbdl_enc_u64(&e, f);		/* mask */
+	rbdl_enc_u64(&e, RBDL_NOSNAP);	/* snap id */
+	return e.len;
+}
+
 /* Flag the map invalid in the header (synchronous; control thread). */
 static void invalidate_sync(struct rbdl_image *img, const char *why)
 {
 	uint8_t in[24];
-	struct rbdl_enc e;
+	size_t n = encode_invalidate(in);
 
 	rbdl_log("image %s: object map %s; flagging it invalid", img->name,
 		 why);
-	rbdl_enc_init(&e, in, sizeof(in));
-	rbdl_enc_u64(&e, RBD_FLAG_OBJECT_MAP_INVALID |
-				 RBD_FLAG_FAST_DIFF_INVALID);
-	rbdl_enc_u64(&e, RBD_FLAG_OBJECT_MAP_INVALID |
-				 RBD_FLAG_FAST_DIFF_INVALID);
-	rbdl_enc_u64(&e, RBDL_NOSNAP);
-	rbdl_cls_write(img->md_io, img->header_oid, "rbd", "set_flags", in,
-		       e.len);
+	rbdl_cls_write(img->md_io, img->header_oid, "rbd", "set_flags", in, n);
 	atomic_store(&img->om.invalid, true);
 }
 
@@ -249,24 +257,18 @@ static void update_cb(rados_completion_t rc, void *arg)
 	if (r < 0) {
 		/* librbd: invalidate the map, then carry on. */
 		uint8_t in[24];
-		struct rbdl_enc e;
+		size_t n = encode_invalidate(in);
 
 		rbdl_log("image %s: object map update of object %" PRIu64
 			 " failed (%d); flagging the map invalid",
 			 img->name, rec->objno, r);
 		atomic_store(&om->invalid, true);
-		rbdl_enc_init(&e, in, sizeof(in));
-		rbdl_enc_u64(&e, RBD_FLAG_OBJECT_MAP_INVALID |
-					 RBD_FLAG_FAST_DIFF_INVALID);
-		rbdl_enc_u64(&e, RBD_FLAG_OBJECT_MAP_INVALID |
-					 RBD_FLAG_FAST_DIFF_INVALID);
-		rbdl_enc_u64(&e, RBDL_NOSNAP);
 		rec->op = rados_create_write_op();
 		if (rec->op &&
 		    rados_aio_create_completion2(rec, invalidated_cb, &rec->rc) ==
 			    0) {
 			rados_write_op_exec(rec->op, "rbd", "set_flags",
-					    (const char *)in, e.len, NULL);
+					    (const char *)in, n, NULL);
 			if (rados_aio_write_op_operate(rec->op, img->md_io,
 						       rec->rc,
 						       img->header_oid, NULL,
