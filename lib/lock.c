@@ -243,9 +243,9 @@ static int do_acquire(struct rbdl_image *img)
 		size_t rlen = 0;
 
 		/* The owner may release (and say so) before our notify even
-		 * returns: remember which RELEASED_LOCK we are waiting past. */
+		 * returns: remember which ownership change we wait past. */
 		pthread_mutex_lock(&lk->mu);
-		lk->request_seq = lk->released_seq;
+		lk->request_seq = lk->owner_seq;
 		pthread_mutex_unlock(&lk->mu);
 		send_notify(img, RBDL_NOTIFY_REQUEST_LOCK, &reply, &rlen);
 		if (reply) {
@@ -334,14 +334,15 @@ static void *control_thread(void *arg)
 
 			pthread_mutex_lock(&lk->mu);
 			if (r == -EAGAIN && !lk->stop) {
-				/* Wait for the owner's RELEASED_LOCK, at most
-				 * RETRY_WAIT_S, then try again. */
+				/* Wait for the owner's RELEASED_LOCK (or a new
+				 * owner's ACQUIRED_LOCK), at most RETRY_WAIT_S,
+				 * then try again. */
 				struct timespec ts;
 
 				atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
 				clock_gettime(CLOCK_REALTIME, &ts);
 				ts.tv_sec += RETRY_WAIT_S;
-				while (lk->request_seq == lk->released_seq &&
+				while (lk->request_seq == lk->owner_seq &&
 				       !lk->stop &&
 				       pthread_cond_timedwait(&lk->cv, &lk->mu,
 							      &ts) == 0)
@@ -387,7 +388,7 @@ int rbdl_lock_init(struct rbdl_image *img)
 	lk->running = lk->stop = lk->want_release = lk->want_acquire = false;
 	lk->user_held = false;
 	lk->last_error = 0;
-	lk->acquire_gen = lk->released_seq = 0;
+	lk->acquire_gen = lk->owner_seq = 0;
 	pthread_mutex_init(&lk->mu, NULL);
 	pthread_cond_init(&lk->cv, NULL);
 	lk->inited = true;
@@ -524,6 +525,17 @@ void rbdl_lock_notify(struct rbdl_image *img, uint64_t notify_id,
 
 	switch (m->op) {
 	case RBDL_NOTIFY_ACQUIRED_LOCK:
+		/* A new owner.  A REQUEST_LOCK that reached librbd while it
+		 * was still finishing its acquisition is answered but
+		 * dropped, so a waiting acquisition asks the new owner
+		 * again now (librbd does the same on ACQUIRED_LOCK). */
+		if (!mine) {
+			pthread_mutex_lock(&lk->mu);
+			lk->owner_seq++;
+			pthread_cond_broadcast(&lk->cv);
+			pthread_mutex_unlock(&lk->mu);
+		}
+		break;
 	case RBDL_NOTIFY_HEADER_UPDATE:
 	case RBDL_NOTIFY_ASYNC_PROGRESS:
 	case RBDL_NOTIFY_ASYNC_COMPLETE:
@@ -532,7 +544,7 @@ void rbdl_lock_notify(struct rbdl_image *img, uint64_t notify_id,
 		break;
 	case RBDL_NOTIFY_RELEASED_LOCK:
 		pthread_mutex_lock(&lk->mu);
-		lk->released_seq++;
+		lk->owner_seq++;
 		pthread_cond_broadcast(&lk->cv);
 		pthread_mutex_unlock(&lk->mu);
 		break;

@@ -70,8 +70,8 @@ struct rbdl_lock {
 	bool user_held;			/* rbd_lock_acquire: refuse requests */
 	int last_error;			/* outcome of the last acquisition */
 	unsigned acquire_gen;		/* bumped after every attempt */
-	unsigned released_seq;		/* RELEASED_LOCK notifications */
-	unsigned request_seq;		/* released_seq when we last asked */
+	unsigned owner_seq;		/* RELEASED/ACQUIRED_LOCK from peers */
+	unsigned request_seq;		/* owner_seq when we last asked */
 	struct rbdl_lkwaiter *bh, *bt;	/* parked writes (FIFO) */
 	uint64_t gid;			/* our client id */
 	char cookie[32];		/* "auto <watch handle>" */
