@@ -54,22 +54,27 @@ step "make check" check_in build
 # The example compiles against the installed library via pkg-config, as C
 # and as C++, and runs against a throwaway cluster.
 install_check() {
-	local prefix
-	prefix=$(mktemp -d) || return 1
-	(cd build && make -s install DESTDIR="" prefix="$prefix" >/dev/null) || return 1
-	local pc="$prefix/lib/pkgconfig"
+	local stage
+	stage=$(mktemp -d) || return 1
+	# Stage the install (DESTDIR) and let pkg-config prefix its paths.
+	(cd build && make -s install DESTDIR="$stage" >/dev/null) || return 1
+	local pc
+	pc=$(dirname "$(find "$stage" -name rbdlite.pc | head -n1)")
+	local libdir
+	libdir=$(dirname "$(find "$stage" -name 'librbdlite.so' | head -n1)")
+	local pkg=(env PKG_CONFIG_PATH="$pc" PKG_CONFIG_SYSROOT_DIR="$stage" pkg-config)
 	# shellcheck disable=SC2046
-	cc -Wall -Wextra -Werror -o "$prefix/aio_rw" examples/aio_rw.c \
-		$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs rbdlite) || return 1
+	cc -Wall -Wextra -Werror -o "$stage/aio_rw" examples/aio_rw.c \
+		$("${pkg[@]}" --cflags --libs rbdlite) || return 1
 	# shellcheck disable=SC2046
 	c++ -x c++ -fsyntax-only -Wall -Werror examples/aio_rw.c \
-		$(PKG_CONFIG_PATH=$pc pkg-config --cflags rbdlite) || return 1
+		$("${pkg[@]}" --cflags rbdlite) || return 1
 	tests/cluster/with-cluster.sh bash -c '
 		rbd create --size 64M --image-feature layering "$RBDLITE_TEST_POOL/ex" &&
-		LD_LIBRARY_PATH="$1/lib" "$1/aio_rw" "$RBDLITE_TEST_POOL" ex 4190000 &&
-		ldd "$1/aio_rw" | grep -q "$1/lib/librbdlite.so"' _ "$prefix"
+		LD_LIBRARY_PATH="$1" "$2/aio_rw" "$RBDLITE_TEST_POOL" ex 4190000 &&
+		LD_LIBRARY_PATH="$1" ldd "$2/aio_rw" | grep -q "$1/librbdlite.so"' _ "$libdir" "$stage"
 	local rc=$?
-	rm -rf "$prefix"
+	rm -rf "$stage"
 	return $rc
 }
 step "install + pkg-config example" install_check
