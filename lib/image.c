@@ -439,22 +439,22 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle,
 	struct rbdl_notify_msg m;
 	(void)notifier_id;
 
-	/* Ack promptly, whatever it is: a peer waits for every watcher.
-	 * With the exclusive lock, the lock code decides the reply. */
-	if (rbdl_decode_notify(data, data_len, &m) < 0) {
-		rados_notify_ack(img->md_io, img->header_oid, notify_id,
-				 handle, NULL, 0);
-		m.op = RBDL_NOTIFY_HEADER_UPDATE;	/* refresh, to be safe */
-	} else if (atomic_load(&img->lk.state) != RBDL_LOCK_DISABLED) {
-		rbdl_lock_notify(img, notify_id, handle, &m);
-	} else {
-		rados_notify_ack(img->md_io, img->header_oid, notify_id,
-				 handle, NULL, 0);
-	}
-	if (m.op == RBDL_NOTIFY_HEADER_UPDATE)
-		/* Release: pairs with the acquire in maybe_refresh. */
+	/* Mark the header stale BEFORE acking a HEADER_UPDATE: the notifier
+	 * (rbd snap create, rbd resize) returns once every watcher acked, and
+	 * a write submitted after that must already see the refresh due.
+	 * Release: pairs with the acquire in maybe_refresh. */
+	bool ok = rbdl_decode_notify(data, data_len, &m) == 0;
+
+	if (!ok || m.op == RBDL_NOTIFY_HEADER_UPDATE)
 		atomic_fetch_add_explicit(&img->refresh_seq, 1,
 					  memory_order_release);
+	/* Ack promptly, whatever it is: a peer waits for every watcher.
+	 * With the exclusive lock, the lock code decides the reply. */
+	if (ok && atomic_load(&img->lk.state) != RBDL_LOCK_DISABLED)
+		rbdl_lock_notify(img, notify_id, handle, &m);
+	else
+		rados_notify_ack(img->md_io, img->header_oid, notify_id,
+				 handle, NULL, 0);
 }
 
 static void watch_err_cb(void *arg, uint64_t cookie, int err)

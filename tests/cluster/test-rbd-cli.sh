@@ -83,7 +83,7 @@ asan | tsan)
 esac
 
 RBD_TMO=60   # any single rbd CLI call
-FIO_TMO=90   # any single fio / aio_rw run
+FIO_TMO=${RBDLITE_FIO_TIMEOUT:-120}  # any single fio / aio_rw run (s)
 MiB=$((1024 * 1024))
 IMG_SIZE=$((64 * MiB))
 
@@ -96,18 +96,26 @@ FAIL=0
 # The real rbd CLI, never with anything preloaded.
 c_rbd() { timeout -k 5 "$RBD_TMO" env -u LD_PRELOAD rbd --client_mount_timeout 30 "$@"; }
 
-cleanup() {
+# remove_images: remove (with their snapshots) the images made so far.
+remove_images() {
     local img
+    for img in "${IMAGES[@]}"; do
+        c_rbd snap purge --no-progress "$POOL/$img" >/dev/null 2>&1
+        if ! c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 &&
+            c_rbd info "$POOL/$img" >/dev/null 2>&1; then
+            printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
+        fi
+    done
+    IMAGES=()
+}
+
+cleanup() {
     trap '' INT TERM HUP
     if [[ -n $BGPID ]]; then
         kill "$BGPID" 2>/dev/null
         wait "$BGPID" 2>/dev/null
     fi
-    for img in "${IMAGES[@]}"; do
-        c_rbd snap purge --no-progress "$POOL/$img" >/dev/null 2>&1
-        c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 ||
-            printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
-    done
+    remove_images
     if [[ ${RBDLITE_KEEP_LOGS:-0} == 1 ]]; then
         printf '%s: work directory kept: %s\n' "$PROG" "$TMP" >&2
     else
@@ -134,7 +142,8 @@ show_log() {
 # why_rc RC: describe a failed command's exit status.
 why_rc() {
     case $1 in
-    124 | 137) echo "timed out (hang?)" ;;
+    124) echo "still running after ${FIO_TMO}s (exited on SIGTERM; a hang or a very slow cluster)" ;;
+    137) echo "hung: still running after ${FIO_TMO}s and ignored SIGTERM for 5s (SIGKILLed)" ;;
     *) if (($1 > 128)); then echo "killed by signal $(($1 - 128))"; else echo "exit status $1"; fi ;;
     esac
 }
@@ -507,25 +516,27 @@ test_snap_open() {
 # test_snap_busy LAYOUT IMG: snapshot s3 in the middle of a 10 s librbdlite
 # randwrite.  Whatever the snapshot caught, it must not change afterwards.
 test_snap_busy() {
-    local t="snap-busy-$1" img=$2 i w rc json=$TMP/busy-$2.json log=$TMP/busy-$2.log
+    local t="snap-busy-$1" img=$2 i rc json=$TMP/busy-$2.json log=$TMP/busy-$2.log
+    local started=$TMP/busy-$2.started
+    rm -f -- "$started"
+    # exec_prerun runs once the image is open, right before the I/O starts.
     (cd -- "$TMP" && exec timeout -k 5 "$FIO_TMO" env LD_PRELOAD="$PRELOAD" \
         "${SAN_ENV[@]}" fio --output-format=json --output="$json" \
         --ioengine=rbd --clientname=admin --pool="$POOL" --rbdname="$img" \
         --name=busy --rw=randwrite --bsrange=4k-64k --iodepth=32 \
-        --runtime=10 --time_based) >"$log" 2>&1 &
+        --runtime=10 --time_based --exec_prerun="touch ${started##*/}") >"$log" 2>&1 &
     BGPID=$!
-    for ((i = 0; i < 100; i++)); do  # wait for the open (<= 20 s)
-        w=$(watchers "$img")
-        [[ -n $w && $w != 0 ]] && break
+    for ((i = 0; i < 10 * FIO_TMO; i++)); do
+        [[ -e $started ]] && break
         kill -0 "$BGPID" 2>/dev/null || break
-        sleep 0.2
+        sleep 0.1
     done
-    sleep 1.5  # let the writes run
+    [[ -e $started ]] && sleep 1.5  # let the writes run
     if ! kill -0 "$BGPID" 2>/dev/null; then
         wait "$BGPID"
         rc=$?
         BGPID=
-        fail "$t" "fio ended early ($(why_rc "$rc"))"
+        fail "$t" "fio ended before the snapshot could be taken ($(why_rc "$rc"))"
         show_log "$log"
         return 1
     fi
@@ -536,14 +547,17 @@ test_snap_busy() {
         BGPID=
         return 1
     fi
+    if ! kill -0 "$BGPID" 2>/dev/null; then
+        wait "$BGPID"
+        BGPID=
+        fail "$t" "inconclusive: the 10 s fio run ended before 'rbd snap create' did (cluster too slow?)"
+        return 1
+    fi
     if ! export_to "$img@s3" "$TMP/s3a-$img.raw"; then
         fail "$t" "$ERR"
         wait "$BGPID"
         BGPID=
         return 1
-    fi
-    if ! kill -0 "$BGPID" 2>/dev/null; then
-        echo "    (note: fio had already finished when the first export ended)"
     fi
     wait "$BGPID"
     rc=$?
@@ -583,6 +597,10 @@ for layout in plain striped dpool; do
             test_info "$layout-snaps" "$layout" "$img" $((nsnaps + 1))
     fi
     test_fresh "$layout" "$UNIQ-$layout-fresh"
+    # Free the (memory-backed) test cluster before the next layout.
+    remove_images
+    # Exports left behind by failed checks (kept for RBDLITE_KEEP_LOGS=1).
+    [[ ${RBDLITE_KEEP_LOGS:-0} == 1 ]] || rm -f -- "$TMP"/*"$UNIQ-$layout"*.raw
 done
 
 echo "$PASS passed, $FAIL failed"
