@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 	rados_ioctx_t io;
 	rbd_image_t img;
 	uint64_t off = argc > 3 ? strtoull(argv[3], NULL, 0) : 0;
-	char *wbuf = malloc(LEN), *rbuf = malloc(LEN);
+	char *wbuf = (char *)malloc(LEN), *rbuf = (char *)malloc(LEN);
 	int r, ret = 1;
 
 	if (argc < 3 || !wbuf || !rbuf) {
