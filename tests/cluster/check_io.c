@@ -131,17 +131,13 @@ static void roundtrips(const char *extra)
 	/* What the rbd CLI exports is what librbdlite wrote last. */
 	char *w = malloc(1 << 20);
 
-	th_fill(w, 1 << 20, 8);
-	FILE *f = fopen("/dev/null", "r");
-
-	fclose(f);
-	ck_assert_int_eq(th_sh("rbd export --no-progress %s/%s /tmp/%s.exp "
-			       ">/dev/null 2>&1", t.pool, name, name), 0);
-	f = fopen(th_name("x"), "w");
-	fclose(f);
 	char path[256];
+	FILE *f;
 
+	th_fill(w, 1 << 20, 8);
 	snprintf(path, sizeof(path), "/tmp/%s.exp", name);
+	ck_assert_int_eq(th_sh("rbd export --no-progress %s/%s %s "
+			       ">/dev/null 2>&1", t.pool, name, path), 0);
 	f = fopen(path, "r");
 	ck_assert_ptr_nonnull(f);
 	char *got = malloc(1 << 20);
