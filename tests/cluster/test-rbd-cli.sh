@@ -43,44 +43,13 @@ die() {
     exit 1
 }
 
-for v in CEPH_CONF RBDLITE_TEST_POOL RBDLITE_TEST_DATA_POOL; do
-    [[ -n ${!v:-} ]] || die "$v is not set; run this under tests/cluster/with-cluster.sh (or tests/run-cluster-tests.sh)"
-done
-export CEPH_CONF
-for c in fio rbd python3 timeout cmp; do
-    command -v "$c" >/dev/null || die "required command '$c' not found"
-done
-
-POOL=$RBDLITE_TEST_POOL
-DATA_POOL=$RBDLITE_TEST_DATA_POOL
-BUILDDIR=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
-LIB=${RBDLITE_LIB:-$BUILDDIR/lib/.libs/librbdlite.so}
+# shellcheck source=tests/cluster/preload-env.sh
+. "$HERE/preload-env.sh"
+rbdl_preload_env fio rbd python3 timeout cmp
 AIO_RW=${RBDLITE_AIO_RW:-$BUILDDIR/examples/aio_rw}
-[[ -f $LIB ]] || die "library not found: $LIB (build it, or set RBDLITE_BUILDDIR / RBDLITE_LIB)"
 [[ -x $AIO_RW ]] || die "example program not found: $AIO_RW (run make, or set RBDLITE_AIO_RW)"
-[[ $LIB == */* ]] || LIB=./$LIB
-LIB=$(cd -- "$(dirname -- "$LIB")" && pwd)/${LIB##*/}  # fio runs in $TMP
 LIBDIR=${LIB%/*}
 [[ $AIO_RW == /* ]] || AIO_RW=$PWD/$AIO_RW
-
-PRELOAD=$LIB
-SAN_ENV=()
-case ${RBDLITE_SAN:-} in
-'' | none) ;;
-asan | tsan)
-    CC_FOR_SAN=${CC:-gcc}
-    command -v "${CC_FOR_SAN%% *}" >/dev/null || die "RBDLITE_SAN=$RBDLITE_SAN needs a compiler to locate lib$RBDLITE_SAN.so"
-    SANRT=$(${CC_FOR_SAN} -print-file-name="lib$RBDLITE_SAN.so")
-    [[ $SANRT == /* && -e $SANRT ]] || die "cannot locate lib$RBDLITE_SAN.so (got '$SANRT')"
-    # The sanitizer runtime must come first in the symbol lookup order.
-    PRELOAD="$SANRT $LIB"
-    if [[ $RBDLITE_SAN == asan ]]; then
-        # fio and Ceph leak at exit; that is not ours to judge here.
-        SAN_ENV=("ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
-    fi
-    ;;
-*) die "unknown RBDLITE_SAN='$RBDLITE_SAN' (expected asan, tsan or empty)" ;;
-esac
 
 RBD_TMO=60   # any single rbd CLI call
 FIO_TMO=${RBDLITE_FIO_TIMEOUT:-120}  # any single fio / aio_rw run (s)
