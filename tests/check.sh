@@ -51,8 +51,8 @@ check_in() {	# check_in DIR [make args]
 step "build (-Werror)" build build --enable-werror
 step "make check" check_in build
 
-# The example compiles against the installed library via pkg-config, as C
-# and as C++, and runs against a throwaway cluster.
+# The examples compile against the installed library via pkg-config, as C
+# and as C++; aio_rw runs against a throwaway cluster.
 install_check() {
 	local stage
 	stage=$(mktemp -d) || return 1
@@ -68,6 +68,13 @@ install_check() {
 		$("${pkg[@]}" --cflags --libs rbdlite) || return 1
 	# shellcheck disable=SC2046
 	c++ -x c++ -fsyntax-only -Wall -Werror examples/aio_rw.c \
+		$("${pkg[@]}" --cflags rbdlite) || return 1
+	# The control-path example is compiled (C and C++) but not run here.
+	# shellcheck disable=SC2046
+	cc -Wall -Wextra -Werror -o "$stage/create_snap" examples/create_snap.c \
+		$("${pkg[@]}" --cflags --libs rbdlite) || return 1
+	# shellcheck disable=SC2046
+	c++ -x c++ -fsyntax-only -Wall -Werror examples/create_snap.c \
 		$("${pkg[@]}" --cflags rbdlite) || return 1
 	tests/cluster/with-cluster.sh bash -c '
 		rbd create --size 64M --image-feature layering "$RBDLITE_TEST_POOL/ex" &&
