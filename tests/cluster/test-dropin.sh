@@ -1,0 +1,289 @@
+#!/usr/bin/env bash
+# test-dropin.sh - the two ways of substituting librbdlite for librbd in an
+# unmodified program, end to end on a cluster:
+#
+#   wrapper  rbdlite-run CMD...                  (LD_PRELOAD of librbdlite)
+#   libpath  LD_LIBRARY_PATH=<librbd1 dir> CMD... (the drop-in librbd.so.1;
+#                                                 the real librbd is not
+#                                                 loaded at all)
+#
+# For each, on a plain (layering) image and on one with the default
+# features (exclusive-lock, object-map, fast-diff, deep-flatten):
+#   - fio --ioengine=rbd writes with verify=crc32c and reads back
+#     (do_verify), under LD_DEBUG=bindings,files: every rbd_* fio imports
+#     must bind to librbdlite (the drop-in), and in libpath mode the real
+#     librbd must never be initialised;
+#   - fio on the real librbd (no substitution) re-verifies every block;
+#   - qemu-img info prints exactly what it prints on the real librbd;
+#   - qemu-io writes a pattern (its rbd_* calls bound to librbdlite, checked
+#     the same way) and qemu-io on the real librbd reads it back.
+#
+# Needs: CEPH_CONF, RBDLITE_TEST_POOL, RBDLITE_TEST_DATA_POOL (a running
+# cluster), fio, qemu-img, qemu-io, rbd, python3.  Uses the build tree:
+# lib/.libs/librbdlite.so (or $RBDLITE_LIB), lib/tools/rbdlite-run and
+# lib/librbd1/.libs/librbd.so.1 (or $RBDLITE_DROPIN_DIR/librbd.so.1).
+#
+# Prints one line per check and "N passed, M failed"; exits non-zero if
+# anything failed.
+
+# Functions below run from traps, which shellcheck cannot see.
+# shellcheck disable=SC2317
+
+set -uo pipefail
+
+PROG=${0##*/}
+HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+
+die() {
+    printf '%s: %s\n' "$PROG" "$*" >&2
+    exit 1
+}
+
+# shellcheck source=tests/cluster/preload-env.sh
+. "$HERE/preload-env.sh"
+rbdl_preload_env fio qemu-img qemu-io rbd python3 timeout
+
+WRAPPER=$BUILDDIR/lib/tools/rbdlite-run
+[[ -x $WRAPPER ]] || die "wrapper not built: $WRAPPER"
+DROPIN_DIR=${RBDLITE_DROPIN_DIR:-$BUILDDIR/lib/librbd1/.libs}
+[[ -e $DROPIN_DIR/librbd.so.1 ]] || die "drop-in library not built: $DROPIN_DIR/librbd.so.1"
+DROPIN_DIR=$(cd -- "$DROPIN_DIR" && pwd)
+DROPIN=$DROPIN_DIR/librbd.so.1
+# A sanitizer runtime (preload-env.sh puts it before the library) must
+# still be preloaded first in both modes.
+SANRT=${PRELOAD%"$LIB"}
+SANRT=${SANRT% }
+
+TMO=${RBDLITE_FIO_TIMEOUT:-120}
+MiB=$((1024 * 1024))
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-dropin.XXXXXX") || die "mktemp failed"
+IMAGES=()
+PASS=0
+FAIL=0
+
+c_rbd() { timeout -k 5 60 env -u LD_PRELOAD rbd --client_mount_timeout 30 "$@"; }
+
+cleanup() {
+    local img
+    trap '' INT TERM HUP
+    for img in "${IMAGES[@]}"; do
+        c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 ||
+            printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
+    done
+    if [[ ${RBDLITE_KEEP_LOGS:-0} == 1 ]]; then
+        printf '%s: logs kept in %s\n' "$PROG" "$TMP" >&2
+    else
+        rm -rf -- "$TMP"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+pass() {
+    PASS=$((PASS + 1))
+    printf 'PASS %s\n' "$1"
+}
+fail() {
+    FAIL=$((FAIL + 1))
+    printf 'FAIL %s: %s\n' "$1" "$2"
+}
+show_log() {
+    [[ -s $1 ]] && tail -n 12 -- "$1" | sed 's/^/    | /'
+    return 0
+}
+
+# sub MODE LOG [VAR=VALUE...] -- CMD...: run CMD (in $TMP) with librbdlite
+# substituted (MODE wrapper or libpath), or on the real librbd (MODE
+# librbd), with the extra environment; output to LOG.
+sub() {
+    local mode=$1 log=$2 rc
+    shift 2
+    local -a extra=()
+    while [[ $1 != -- ]]; do
+        extra+=("$1")
+        shift
+    done
+    shift
+    local -a pre=(env -u LD_PRELOAD -u LD_LIBRARY_PATH)
+    case $mode in
+    wrapper)
+        pre+=(${SANRT:+LD_PRELOAD="$SANRT"} "${SAN_ENV[@]}" "${extra[@]}"
+            RBDLITE_RUN_LIB="$LIB" "$WRAPPER")
+        ;;
+    libpath)
+        pre+=(${SANRT:+LD_PRELOAD="$SANRT"} "${SAN_ENV[@]}" "${extra[@]}"
+            LD_LIBRARY_PATH="$DROPIN_DIR")
+        ;;
+    librbd) pre+=("${extra[@]}") ;;
+    esac
+    (cd -- "$TMP" && exec timeout -k 5 "$TMO" "${pre[@]}" "$@") >"$log" 2>&1
+    rc=$?
+    if ((rc == 0)) && grep -Eq 'Sanitizer|runtime error:' "$log"; then
+        echo "sanitizer report" >>"$log"
+        rc=1
+    fi
+    return $rc
+}
+
+# target MODE: the file LD_DEBUG names as the provider of rbd_*.
+target() {
+    case $1 in
+    wrapper) echo "$LIB" ;;
+    libpath) echo "$DROPIN" ;;
+    esac
+}
+
+# bound_check NAME MODE DIR OBJ SYMS...: in the LD_DEBUG files DIR/b.*,
+# every SYM imported by OBJ (a path suffix) is bound to the mode's target,
+# none to another librbd; in libpath mode no other librbd is initialised.
+bound_check() {
+    local name=$1 mode=$2 dir=$3 obj=$4 t s f missing=()
+    shift 4
+    t=$(target "$mode")
+    f=$(grep -l "$obj \[0\] to .*symbol \`rbd_open'" "$dir"/b.* 2>/dev/null | head -n 1)
+    if [[ -z $f ]]; then
+        fail "$name" "no LD_DEBUG binding of $obj's rbd_open found"
+        return 1
+    fi
+    for s in "$@"; do
+        grep -qF "$obj [0] to $t [0]: normal symbol \`$s'" "$f" || missing+=("$s")
+    done
+    if ((${#missing[@]})); then
+        fail "$name" "not bound to $t: ${missing[*]}"
+        grep -E "$obj \[0\] to .*symbol \`rbd_" "$f" | head -n 5 | sed 's/^/    | /'
+        return 1
+    fi
+    if grep -E "$obj \[0\] to [^ ]*librbd\.so[^ ]* \[0\]: normal symbol \`rbd_" "$f" |
+        grep -vF "to $t [0]" >"$TMP/bad"; then
+        fail "$name" "rbd_* bound to another librbd"
+        show_log "$TMP/bad"
+        return 1
+    fi
+    if [[ $mode == libpath ]]; then
+        if grep -h 'calling init: .*librbd\.so' "$f" | grep -vF "$DROPIN_DIR/" >"$TMP/bad"; then
+            fail "$name" "the real librbd was loaded as well"
+            show_log "$TMP/bad"
+            return 1
+        fi
+        if ! grep -qF "calling init: $DROPIN_DIR/librbd.so.1" "$f"; then
+            fail "$name" "the drop-in $DROPIN was not loaded"
+            return 1
+        fi
+    fi
+    pass "$name"
+}
+
+# fio_json_ok FILE: every job has error 0 and moved some bytes.
+fio_json_ok() {
+    python3 - "$1" <<'EOF'
+import json, sys
+try:
+    text = open(sys.argv[1]).read()
+    d = json.loads(text[text.index('{'):])
+except Exception as e:
+    sys.exit("cannot parse fio JSON output: %s" % e)
+jobs = d.get("jobs") or []
+if not jobs:
+    sys.exit("no jobs in fio output")
+for j in jobs:
+    if j.get("error", -1) != 0 or j.get("total_err", 0):
+        sys.exit("job %s: error=%s" % (j.get("jobname"), j.get("error")))
+    if j["read"]["io_bytes"] + j["write"]["io_bytes"] <= 0:
+        sys.exit("job %s moved no data" % j.get("jobname"))
+EOF
+}
+
+FIO_IMPORTS=(rbd_open rbd_close rbd_stat rbd_flush rbd_invalidate_cache
+    rbd_set_image_notification rbd_poll_io_events rbd_aio_create_completion
+    rbd_aio_read rbd_aio_write rbd_aio_discard rbd_aio_flush
+    rbd_aio_get_return_value rbd_aio_get_arg rbd_aio_release)
+QEMU_IMPORTS=(rbd_open rbd_close rbd_stat rbd_get_size rbd_read rbd_snap_list
+    rbd_snap_list_end rbd_aio_create_completion rbd_aio_readv rbd_aio_writev
+    rbd_aio_discard rbd_aio_flush rbd_aio_write_zeroes rbd_aio_get_return_value
+    rbd_aio_release rbd_get_features rbd_diff_iterate2 rbd_resize rbd_create)
+
+# fio_pair MODE KIND IMG OFFSET: a verified write by librbdlite, then a
+# verify_only pass by the real librbd over the same blocks.
+fio_pair() {
+    local mode=$1 kind=$2 img=$3 off=$4 name=fio-$1-$2 ld=$TMP/ld-fio-$1-$2 why
+    local -a job=(fio --ioengine=rbd --clientname=admin --pool="$POOL" --rbdname="$img"
+        --name="$name" --rw=randwrite --bsrange=4k-128k --offset="$off" --size=16M
+        --iodepth=16 --verify=crc32c --output-format=json)
+    mkdir -p "$ld"
+    if ! sub "$mode" "$TMP/$name.log" LD_DEBUG=bindings,files LD_DEBUG_OUTPUT="$ld/b" -- \
+        "${job[@]}" --output="$TMP/$name.json" --do_verify=1; then
+        fail "$name-verified-write" "fio failed (exit $?)"
+        show_log "$TMP/$name.log"
+        return
+    fi
+    if why=$(fio_json_ok "$TMP/$name.json"); then
+        pass "$name-verified-write"
+    else
+        fail "$name-verified-write" "$why"
+        return
+    fi
+    bound_check "$name-bound-to-librbdlite" "$mode" "$ld" "file fio" "${FIO_IMPORTS[@]}"
+    rm -rf -- "$ld"
+    if sub librbd "$TMP/$name-ref.log" -- "${job[@]}" --output="$TMP/$name-ref.json" \
+        --verify_only=1 && why=$(fio_json_ok "$TMP/$name-ref.json"); then
+        pass "$name-librbd-verifies"
+    else
+        fail "$name-librbd-verifies" "${why:-fio on librbd failed}"
+        show_log "$TMP/$name-ref.log"
+    fi
+}
+
+url() { echo "rbd:$POOL/$1:conf=$CEPH_CONF:id=admin"; }
+
+# qemu_pair MODE KIND IMG PATTERN OFFSET
+qemu_pair() {
+    local mode=$1 kind=$2 img=$3 pat=$4 off=$5 name=qemu-$1-$2 ld=$TMP/ld-qemu-$1-$2
+    if sub "$mode" "$TMP/$name-info.log" -- qemu-img info -f raw "$(url "$img")" &&
+        sub librbd "$TMP/$name-info.ref" -- qemu-img info -f raw "$(url "$img")" &&
+        cmp -s "$TMP/$name-info.log" "$TMP/$name-info.ref"; then
+        pass "$name-img-info-same-as-librbd"
+    else
+        fail "$name-img-info-same-as-librbd" "failed or differs"
+        diff "$TMP/$name-info.ref" "$TMP/$name-info.log" | head -n 8 | sed 's/^/    | /'
+    fi
+    mkdir -p "$ld"
+    if ! sub "$mode" "$TMP/$name-io.log" LD_DEBUG=bindings,files LD_DEBUG_OUTPUT="$ld/b" -- \
+        qemu-io -f raw -c "write -P $pat $off 1M" -c "aio_write -P $pat $((off + MiB)) 64k" \
+        -c aio_flush -c "read -P $pat $off 1M" -c flush "$(url "$img")"; then
+        fail "$name-io-write" "qemu-io failed"
+        show_log "$TMP/$name-io.log"
+        return
+    fi
+    pass "$name-io-write"
+    bound_check "$name-bound-to-librbdlite" "$mode" "$ld" "block-rbd.so" "${QEMU_IMPORTS[@]}"
+    rm -rf -- "$ld"
+    if sub librbd "$TMP/$name-io-ref.log" -- qemu-io -f raw -r \
+        -c "read -P $pat $off $((MiB + 65536))" "$(url "$img")"; then
+        pass "$name-librbd-reads-back"
+    else
+        fail "$name-librbd-reads-back" "qemu-io on librbd: pattern mismatch or failure"
+        show_log "$TMP/$name-io-ref.log"
+    fi
+}
+
+UNIQ="dropin-$$-$RANDOM"
+for kind in plain default; do
+    img=$UNIQ-$kind
+    IMAGES+=("$img")
+    opts=()
+    [[ $kind == plain ]] && opts=(--image-feature layering)
+    c_rbd create --size 64M "${opts[@]}" "$POOL/$img" >"$TMP/create.log" 2>&1 ||
+        { show_log "$TMP/create.log"; die "rbd create $POOL/$img failed"; }
+done
+
+for mode in wrapper libpath; do
+    fio_pair "$mode" plain "$UNIQ-plain" $([[ $mode == wrapper ]] && echo 0 || echo 16M)
+    fio_pair "$mode" default "$UNIQ-default" $([[ $mode == wrapper ]] && echo 0 || echo 16M)
+    qemu_pair "$mode" plain "$UNIQ-plain" $([[ $mode == wrapper ]] && echo "0x3c $((40 * MiB))" || echo "0x4d $((48 * MiB))")
+    qemu_pair "$mode" default "$UNIQ-default" $([[ $mode == wrapper ]] && echo "0x3c $((40 * MiB))" || echo "0x4d $((48 * MiB))")
+done
+
+echo "$PASS passed, $FAIL failed"
+((FAIL == 0))
