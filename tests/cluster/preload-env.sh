@@ -1,7 +1,8 @@
 # shellcheck shell=bash disable=SC2034
 # preload-env.sh - sourced by the cluster test scripts that run programs
 # with librbdlite preloaded (test-fio-preload.sh, test-rbd-cli.sh,
-# test-exclusive-lock.sh).  Not executable on its own.
+# test-exclusive-lock.sh, test-dropin.sh, test-qemu.sh).  Not executable on
+# its own.
 #
 # rbdl_preload_env CMD...
 #   Checks the test cluster environment (CEPH_CONF, RBDLITE_TEST_POOL,
