@@ -391,7 +391,7 @@ map_check() {
         show_log "$TMP/map-$name.real"
         return
     fi
-    if why=$(python3 - "$TMP/map-$name.lite" "$TMP/map-$name.real" "$SIZE" "$exact" <<'EOF'
+    if why=$(python3 - "$TMP/map-$name.lite" "$TMP/map-$name.real" "$SIZE" "$exact" 2>&1 <<'EOF'
 import json, sys
 lite, real = (json.load(open(p)) for p in sys.argv[1:3])
 size, exact = int(sys.argv[3]), sys.argv[4] == "1"
@@ -504,10 +504,10 @@ if want pending; then
         check "snap-write-1-$kind" "$TMP/s1-$kind.log" qemu-io -f raw -c "write -P 0xb1 0 1M" "$u" || continue
         check "qemu-img-snapshot-create-$kind" "$TMP/sc-$kind.log" qemu-img snapshot -c s1 "$u"
         if c_rbd snap ls --format json "$POOL/$img" >"$TMP/sl-$kind.json" 2>&1 &&
-            python3 -c 'import json,sys; s=[x["name"] for x in json.load(open(sys.argv[1]))]; sys.exit(0 if s==["s1"] else "snapshots: %s" % s)' "$TMP/sl-$kind.json" 2>>"$TMP/sl-$kind.json"; then
+            python3 -c 'import json,sys; s=[x["name"] for x in json.load(open(sys.argv[1]))]; sys.exit(0 if s==["s1"] else "snapshots: %s" % s)' "$TMP/sl-$kind.json" 2>"$TMP/sl-$kind.err"; then
             pass "librbd-sees-snapshot-$kind"
         else
-            fail "librbd-sees-snapshot-$kind" "$(tail -n 1 "$TMP/sl-$kind.json")"
+            fail "librbd-sees-snapshot-$kind" "$(tail -n 1 "$TMP/sl-$kind.err" "$TMP/sl-$kind.json" 2>/dev/null | grep -v '^==>' | grep . | head -n 1)"
         fi
         check "snap-write-2-$kind" "$TMP/s2-$kind.log" qemu-io -f raw -c "write -P 0xb2 0 1M" "$u"
         if q "$TMP/sll-$kind.log" qemu-img snapshot -l "$u" &&
