@@ -52,7 +52,8 @@ step "build (-Werror)" build build --enable-werror
 step "make check" check_in build
 
 # The examples compile against the installed library via pkg-config, as C
-# and as C++; aio_rw runs against a throwaway cluster.
+# and as C++; aio_rw runs against a throwaway cluster; the installed
+# rbdlite-run and drop-in librbd.so.1 substitute librbdlite into fio.
 install_check() {
 	local stage
 	stage=$(mktemp -d) || return 1
@@ -76,6 +77,19 @@ install_check() {
 	# shellcheck disable=SC2046
 	c++ -x c++ -fsyntax-only -Wall -Werror examples/create_snap.c \
 		$("${pkg[@]}" --cflags rbdlite) || return 1
+	# The installed substitutes: rbdlite-run (pointed at the staged
+	# library) preloads it into fio; the drop-in directory holds a
+	# librbd.so.1 and no development symlink.
+	local run sub
+	run=$(find "$stage" -path '*/bin/rbdlite-run' | head -n1)
+	sub=$(find "$stage" -path '*/librbd1/librbd.so.1' | head -n1)
+	[ -x "$run" ] && [ -n "$sub" ] && [ ! -e "$(dirname "$sub")/librbd.so" ] || return 1
+	# shellcheck disable=SC2016
+	RBDLITE_RUN_LIB="$libdir/librbdlite.so.0" "$run" sh -c 'test "$LD_PRELOAD" = "$1"' _ \
+		"$libdir/librbdlite.so.0" || return 1
+	RBDLITE_RUN_LIB="$libdir/librbdlite.so.0" "$run" fio --version >/dev/null || return 1
+	LD_LIBRARY_PATH="$(dirname "$sub")" ldd /usr/bin/fio | grep -q "$(dirname "$sub")/librbd.so.1" ||
+		return 1
 	tests/cluster/with-cluster.sh bash -c '
 		rbd create --size 64M --image-feature layering "$RBDLITE_TEST_POOL/ex" &&
 		LD_LIBRARY_PATH="$1" "$2/aio_rw" "$RBDLITE_TEST_POOL" ex 4190000 &&
