@@ -47,7 +47,7 @@ die() {
 
 # shellcheck source=tests/cluster/preload-env.sh
 . "$HERE/preload-env.sh"
-rbdl_preload_env fio qemu-img qemu-io rbd python3 timeout
+rbdl_preload_env fio qemu-img qemu-io rbd python3 timeout nm
 
 WRAPPER=$BUILDDIR/lib/tools/rbdlite-run
 [[ -x $WRAPPER ]] || die "wrapper not built: $WRAPPER"
@@ -55,6 +55,11 @@ DROPIN_DIR=${RBDLITE_DROPIN_DIR:-$BUILDDIR/lib/librbd1/.libs}
 [[ -e $DROPIN_DIR/librbd.so.1 ]] || die "drop-in library not built: $DROPIN_DIR/librbd.so.1"
 DROPIN_DIR=$(cd -- "$DROPIN_DIR" && pwd)
 DROPIN=$DROPIN_DIR/librbd.so.1
+# The bindings checks below trust these two files to be librbdlite.
+for f in "$LIB" "$DROPIN"; do
+    nm -D --defined-only "$f" 2>/dev/null | grep -q ' rbdlite_is_librbdlite$' ||
+        die "$f is not librbdlite (it does not define rbdlite_is_librbdlite)"
+done
 # A sanitizer runtime (preload-env.sh puts it before the library) must
 # still be preloaded first in both modes.
 SANRT=${PRELOAD%"$LIB"}

@@ -449,6 +449,15 @@ bindings_check() {
 if want base; then
     SECTION=base
     ((REFERENCE)) || bindings_check
+    # Without conf= in the name, librados finds the cluster through
+    # CEPH_CONF in the environment, as any rbd client does.
+    if q "$TMP/info-env.log" qemu-img info -f raw "rbd:$POOL/$IMG_PLAIN" &&
+        grep -q "virtual size: 64 MiB ($SIZE bytes)" "$TMP/info-env.log"; then
+        pass qemu-img-info-finds-CEPH_CONF
+    else
+        fail qemu-img-info-finds-CEPH_CONF "qemu-img info rbd:$POOL/$IMG_PLAIN failed"
+        show_log "$TMP/info-env.log"
+    fi
     base_io plain "$IMG_PLAIN"
     base_io default "$IMG_DEF"
     # Layering only: no fast-diff, so both libraries report all data.
