@@ -411,7 +411,7 @@ static int validate_features(uint64_t f)
 }
 
 /* CreateRequest::validate_order: -EDOM outside [12, 25]. */
-static int validate_order(uint64_t order)
+static int validate_order(uint8_t order)
 {
 	return (order < 12 || order > 25) ? -EDOM : 0;
 }
@@ -722,7 +722,7 @@ static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
 	r = validate_features(c.features);
 	if (r < 0)
 		return r;
-	r = validate_order(c.order);
+	r = validate_order((uint8_t)c.order);
 	if (r < 0)
 		return r;
 	r = validate_striping(c.order, c.su, c.sc);
@@ -823,17 +823,19 @@ static int create_image(rados_ioctx_t io, const char *name, uint64_t size,
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_ORDER, &order) ||
 	    order == 0)
 		order = conf_u64(&cf, false, "rbd_default_order", 22);
-	r = validate_order(order);
+	/* librbd's validate_order() takes a u8: 278 passes as 22. */
+	r = validate_order((uint8_t)order);
 	if (r < 0)
 		goto out_io;
 
 	if (format == 1) {
-		/* librbd refuses format 1 unless RBD_FORCE_ALLOW_V1 is set;
-		 * librbdlite cannot make format 1 images at all. */
+		/* librbd refuses format 1 unless RBD_FORCE_ALLOW_V1 is set
+		 * (without storing the order back); librbdlite cannot make
+		 * format 1 images at all. */
 		r = getenv("RBD_FORCE_ALLOW_V1") ? -EOPNOTSUPP : -EINVAL;
-	} else {
-		r = create_request(cio, name, size, opts, &cf, ns);
+		goto out_io;
 	}
+	r = create_request(cio, name, size, opts, &cf, ns);
 	rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_ORDER, order);
 out_io:
 	rados_ioctx_destroy(cio);
