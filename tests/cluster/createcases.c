@@ -12,8 +12,9 @@
  *       images are made in namespace NS (which must exist and be empty)
  *       and removed again at the end, so the output is deterministic.
  *   createcases make POOL NS NAME VARIANT [DATAPOOL]
- *       create one image with a variant (plain, features, striping,
- *       datapool, order, opts); prints "ret=<r> order=<o>"
+ *       create one image with a variant (plain, features, nofeatures,
+ *       striping, count1, order, datapool, stripedpool); prints
+ *       "ret=<r> order=<o>"
  *   createcases rm POOL NS NAME        rbd_remove; prints "ret=<r>"
  *   createcases ls POOL NS             rbd_list then rbd_list2, one name
  *                                      per line ("list <name>", "list2
@@ -118,6 +119,9 @@ static int make(rados_ioctx_t io, const char *name, const char *variant,
 	if (!strcmp(variant, "striping"))
 		return rbd_create3(io, name, 1ULL << 30, deflt, order, 65536,
 				   8);
+	if (!strcmp(variant, "count1"))
+		return rbd_create3(io, name, 1ULL << 30, RBD_FEATURE_LAYERING,
+				   order, 1 << 20, 1);
 	if (!strcmp(variant, "order"))
 		return rbd_create2(io, name, 100ULL << 20, deflt, order);
 	if (!strcmp(variant, "datapool") || !strcmp(variant, "stripedpool")) {
