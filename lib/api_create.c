@@ -49,7 +49,10 @@
 #define LIST_PAGE 1024
 #define TRASH_SOURCE_REMOVING 3
 #define OBJECT_NONEXISTENT 0
-#define OID_MAX 256
+/* Object names: RADOS refuses names over osd_max_object_name_len (2048). */
+#define OID_MAX 2112
+/* cls inputs holding up to two names */
+#define IN_MAX (2 * OID_MAX + 64)
 
 /* ---- image options ------------------------------------------------------------ */
 
@@ -193,7 +196,7 @@ static void conf_load(struct conf *c, rados_ioctx_t io)
 	if (make_ioctx(c->cl, rados_ioctx_get_id(io), "", &dio) < 0)
 		return;
 	for (;;) {
-		uint8_t in[512];
+		uint8_t in[IN_MAX];
 		long n = rbdl_encode_list_start(in, sizeof(in),
 						last ? last : "conf_",
 						LIST_PAGE);
@@ -532,7 +535,7 @@ struct create_req {
 static int create_cleanup(struct create_req *c, int saved, int stage)
 {
 	char oid[OID_MAX];
-	uint8_t in[512];
+	uint8_t in[IN_MAX];
 	long n;
 
 	if (stage >= 4) {
@@ -558,7 +561,7 @@ static int create_cleanup(struct create_req *c, int saved, int stage)
 static int create_v2(struct create_req *c, rados_t cl)
 {
 	char oid[OID_MAX], prefix[OID_MAX];
-	uint8_t in[1024], st[1];
+	uint8_t in[IN_MAX], st[1];
 	long n;
 	int r;
 
@@ -785,8 +788,8 @@ static int create_image(rados_ioctx_t io, const char *name, uint64_t size,
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FLATTEN, &v) == 0 ||
 	    rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_CLONE_FORMAT, &v) == 0)
 		return -EINVAL;
-	if (strlen(name) > RBD_MAX_IMAGE_NAME_SIZE + 64)
-		return -EINVAL;	/* object names would not fit */
+	if (strlen(name) > OID_MAX - 16)
+		return -ENAMETOOLONG;	/* RADOS would refuse the names */
 
 	conf_load(&cf, io);
 	/* librbd::create reads these from the global configuration. */
@@ -1200,7 +1203,7 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 	struct rm_image m;
 	struct conf cf;
 	char oid[OID_MAX];
-	uint8_t in[1024];
+	uint8_t in[IN_MAX];
 	bool busy = false;
 	long n;
 	int r;
@@ -1224,9 +1227,7 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 	}
 	if (r < 0)
 		goto out;
-	r = check_group(&m);
-	if (r < 0)
-		goto out;
+	/* PreRemoveRequest's order: watchers, then the group. */
 	r = other_watchers(&m, &busy);
 	if (r < 0)
 		goto out;
@@ -1234,6 +1235,9 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 		r = -EBUSY;
 		goto out;
 	}
+	r = check_group(&m);
+	if (r < 0)
+		goto out;
 	r = make_ioctx(rados_ioctx_get_cluster(io),
 		       m.data_pool >= 0 ? m.data_pool : rados_ioctx_get_id(io),
 		       ns, &m.dio);
@@ -1284,7 +1288,7 @@ RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
 {
 	rados_ioctx_t mio;
 	char oid[OID_MAX], *ns, *id = NULL, *out;
-	uint8_t in[1024];
+	uint8_t in[IN_MAX];
 	size_t outlen;
 	bool in_dir = true;
 	long n;
@@ -1292,8 +1296,8 @@ RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
 
 	if (!io || !name)
 		return -EINVAL;
-	if (strlen(name) > RBD_MAX_IMAGE_NAME_SIZE + 64)
-		return -ENOENT;
+	if (strlen(name) > OID_MAX - 16)
+		return -ENOENT;	/* no such object can exist */
 	ns = get_ns(io);
 	if (!ns)
 		return -ENOMEM;
@@ -1395,7 +1399,7 @@ static int list_v2(rados_ioctx_t io, bool trash, struct img_list *l)
 	int r = 0;
 
 	for (;;) {
-		uint8_t in[1024];
+		uint8_t in[IN_MAX];
 		struct rbdl_dir_entry *v;
 		uint32_t cnt;
 		char *out;
@@ -1574,6 +1578,10 @@ RBDL_API int rbd_list2(rados_ioctx_t io, rbd_image_spec_t *images,
 		*max_images = l.n;
 		list_free(&l);
 		return -ERANGE;
+	}
+	if (!images && l.n) {	/* librbd would write through NULL */
+		list_free(&l);
+		return -EINVAL;
 	}
 	*max_images = l.n;
 	for (size_t i = 0; i < l.n; i++) {

@@ -381,6 +381,20 @@ static void create_cases(rados_ioctx_t io, const char *pool)
 	create_case(io, "create4-stripe-unit-only", r, (int)v, "c4-unit-only");
 	rbd_image_options_destroy(o);
 
+	/* names: empty, odd characters, long */
+	static char longname[400];
+	memset(longname, 'n', sizeof(longname) - 1);
+	const char *names[] = { "", "a/b", "a@b", "sp ace", longname };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char n[64];
+
+		snprintf(n, sizeof(n), "create2-name-%zu", i);
+		order = 0;
+		r = rbd_create2(io, names[i], 1 << 22, RBD_FEATURE_LAYERING,
+				&order);
+		create_case(io, n, r, order, names[i]);
+	}
+
 	/* size 0 is fine */
 	order = 0;
 	r = rbd_create2(io, "zero-size", 0, F_DEFAULT, &order);
