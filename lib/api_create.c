@@ -1119,6 +1119,57 @@ static int check_group(struct rm_image *m)
 }
 
 /*
+ * What librbd's removal also cleans up and librbdlite does not: the link
+ * from a clone to its parent, a journal, mirroring state.  Refuse those
+ * images (-EOPNOTSUPP) before anything is deleted.
+ */
+static int check_unsupported(struct rm_image *m)
+{
+	struct rbdl_parent_spec ps;
+	char *out;
+	size_t outlen;
+	uint8_t in[OID_MAX + 8];
+	long n;
+	int r;
+
+	if (m->features & RBD_FEATURE_JOURNALING) {
+		rbdl_log("removing image %s: journaled images are not "
+			 "supported by librbdlite", m->name);
+		return -EOPNOTSUPP;
+	}
+	r = rbdl_cls_read(m->io, m->header, "rbd", "parent_get", NULL, 0, &out,
+			  &outlen);
+	if (r == 0) {
+		r = rbdl_decode_parent_spec(out, outlen, &ps);
+		rados_buffer_free(out);
+		if (r < 0)
+			return r;
+		int64_t pool = ps.pool_id;
+
+		rbdl_parent_spec_free(&ps);
+		if (pool >= 0) {
+			rbdl_log("removing image %s: clones are not supported "
+				 "by librbdlite", m->name);
+			return -EOPNOTSUPP;
+		}
+	} else if (r != -EOPNOTSUPP) {
+		return r;
+	}
+	n = rbdl_encode_string(in, sizeof(in), m->id);
+	if (n < 0)
+		return (int)n;
+	r = rbdl_cls_read(m->io, "rbd_mirroring", "rbd", "mirror_image_get",
+			  in, (size_t)n, &out, &outlen);
+	if (r == 0) {
+		rados_buffer_free(out);
+		rbdl_log("removing image %s: mirrored images are not supported "
+			 "by librbdlite", m->name);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
  * TrimRequest to size 0: remove every data object that may exist (all of
  * them, or only those the object map, when valid, does not mark
  * nonexistent), rbd_concurrent_management_ops at a time.
@@ -1238,6 +1289,9 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 	r = check_group(&m);
 	if (r < 0)
 		goto out;
+	r = check_unsupported(&m);
+	if (r < 0)
+		goto out;
 	r = make_ioctx(rados_ioctx_get_cluster(io),
 		       m.data_pool >= 0 ? m.data_pool : rados_ioctx_get_id(io),
 		       ns, &m.dio);
@@ -1278,11 +1332,16 @@ out:
 /*
  * Delete an image (format 2) and everything it owns: data objects (data
  * pool and striping aware), object map, header, id object, directory
- * entry.  Errors: -ENOENT (no such image), -ENOTEMPTY (it has snapshots),
+ * entry.  Errors: -ENOENT (no such image), -ENOTEMPTY (it has snapshots,
+ * of any kind: librbd would delete trash and mirror snapshots itself),
  * -EBUSY (another client watches it, i.e. has it open, or it is being
- * migrated), -EMLINK (member of a group), -EOPNOTSUPP (format 1).
- * Unlike librbd 16.2 it does not pass through the trash on the way; the
- * end state is the same.
+ * migrated), -EMLINK (member of a group), -EOPNOTSUPP (format 1, clones,
+ * journaled or mirrored images, whose removal also has to update other
+ * objects).
+ * Unlike librbd 16.2 it does not pass through the trash on the way (the
+ * end state is the same), and an exclusive lock left by a client that no
+ * longer watches the header is dropped with the header instead of being
+ * broken with a blocklisting first.
  */
 RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
 {

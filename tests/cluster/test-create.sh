@@ -15,7 +15,9 @@
 #     object of it in either pool.
 #  3. Removal refusals, librbdlite and librbd side by side: with a
 #     snapshot (-ENOTEMPTY), while another client has the image open
-#     (-EBUSY), while another client holds its exclusive lock (-EBUSY).
+#     (-EBUSY), while another client holds its exclusive lock (-EBUSY);
+#     and what librbdlite does not remove (clones, journaled images:
+#     -EOPNOTSUPP, image left intact).
 #  4. rbd_list and rbd_list2 agree with `rbd ls`, default namespace and a
 #     namespace, also with an image moved to the trash.
 #  5. Pool configuration overrides of the creation defaults (`rbd config
@@ -382,6 +384,31 @@ for lib in lite librbd; do
     expect "rm $lib: nothing left" "" "$(objects_of "$id")"
     expect "rm $lib: missing" "ret=-2" "$("$prog" rm "$POOL" - "$img")"
 done
+
+# Images whose removal must also update other objects, which librbdlite
+# does not do: refused before anything is deleted.
+P=$TAG-parent C=$TAG-clone J=$TAG-journal
+IMAGES+=("$POOL/$C" "$POOL/$P" "$POOL/$J")
+if rbd create --size 8M --image-feature layering "$POOL/$P" >/dev/null 2>&1 &&
+    rbd snap create --no-progress "$POOL/$P@s" >/dev/null 2>&1 &&
+    rbd snap protect "$POOL/$P@s" >/dev/null 2>&1 &&
+    rbd clone "$POOL/$P@s" "$POOL/$C" >/dev/null 2>&1; then
+    expect "rm lite: a clone (not supported)" "ret=-95" "$("$LITE" rm "$POOL" - "$C")"
+    check "rm lite: the clone is intact" rbd info "$POOL/$C"
+    rbd rm --no-progress "$POOL/$C" >/dev/null 2>&1
+    rbd snap unprotect "$POOL/$P@s" >/dev/null 2>&1
+    rbd snap purge --no-progress "$POOL/$P" >/dev/null 2>&1
+else
+    fail "make a clone"
+fi
+if rbd create --size 8M --image-feature exclusive-lock,journaling \
+    "$POOL/$J" >/dev/null 2>&1; then
+    expect "rm lite: a journaled image (not supported)" "ret=-95" \
+        "$("$LITE" rm "$POOL" - "$J")"
+    check "rm lite: the journaled image is intact" rbd info "$POOL/$J"
+else
+    fail "make a journaled image"
+fi
 
 # ---- 4. listing against rbd ls ------------------------------------------------------
 
