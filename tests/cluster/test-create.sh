@@ -22,6 +22,8 @@
 #     namespace, also with an image moved to the trash.
 #  5. Pool configuration overrides of the creation defaults (`rbd config
 #     pool set`) apply to rbd_create as in librbd.
+#  6. qemu-img create with librbdlite preloaded makes the same image as
+#     `rbd create`.
 #
 # Needs CEPH_CONF, RBDLITE_TEST_POOL and RBDLITE_TEST_DATA_POOL (it fails,
 # never skips, without them).  Binaries come from
@@ -467,6 +469,35 @@ for lib in lite librbd; do
     expect "pool overrides: rbd_remove ($lib image)" "ret=0" \
         "$("$LITE" rm "$POOL" - "$TAG-ov-$lib")"
 done
+
+# ---- 6. a real program: qemu-img create over librbdlite --------------------------
+
+# qemu's rbd driver creates images with rbd_create; with librbdlite
+# preloaded, the image must equal the `rbd create` twin.
+die() {
+    fail "$*"
+    echo "$PASS passed, $FAIL failed"
+    exit 1
+}
+# shellcheck source=preload-env.sh
+. "$HERE/preload-env.sh"
+rbdl_preload_env qemu-img
+Q=$TAG-qemu QT=$TAG-qemu-cli
+IMAGES+=("$POOL/$Q" "$POOL/$QT")
+env "${SAN_ENV[@]}" LD_PRELOAD="$PRELOAD" LD_DEBUG=bindings \
+    qemu-img create -f raw "rbd:$POOL/$Q" 64M >"$WORK/qemu.log" 2>&1
+rc=$?
+expect "qemu-img create over librbdlite: exit status" 0 "$rc"
+if grep -q "to $LIB .*symbol .rbd_create" "$WORK/qemu.log"; then
+    pass "qemu-img create: rbd_create bound to librbdlite"
+else
+    fail "qemu-img create: rbd_create not bound to librbdlite"
+    grep -E 'rbd_create|qemu-img:' "$WORK/qemu.log" | tail -n 3 | sed 's/^/    | /'
+fi
+rbd create --size 64M "$POOL/$QT" >/dev/null 2>&1
+expect "qemu-img create: rbd info equal to rbd create" \
+    "$(info_of "$POOL/$QT")" "$(info_of "$POOL/$Q")"
+check "qemu-img create: librbd I/O" librbd_io "$POOL/$Q"
 
 echo "$PASS passed, $FAIL failed"
 ((FAIL == 0))
