@@ -141,12 +141,14 @@ static char *get_ns(rados_ioctx_t io)
 		if (!b)
 			return NULL;
 		r = rados_ioctx_get_namespace(io, b, (unsigned)cap);
-		if (r >= 0) {
-			b[r < (int)cap ? r : (int)cap - 1] = '\0';
+		if (r >= 0 && r < (int)cap) {
+			b[r] = '\0';
 			return b;
 		}
 		free(b);
-		if (r != -ERANGE || cap > 65536)
+		if ((r >= 0 ? 0 : r) != 0 && r != -ERANGE)
+			return NULL;
+		if (cap > 65536)
 			return NULL;
 		cap *= 4;
 	}
@@ -940,6 +942,12 @@ RBDL_API int rbd_create4(rados_ioctx_t io, const char *name, uint64_t size,
 
 /* ---- remove ---------------------------------------------------------------------- */
 
+/* Images found by a listing (list_images), in listing order. */
+struct img_list {
+	struct rbdl_dir_entry *v;
+	size_t n, cap;
+};
+
 struct rm_image {
 	rados_ioctx_t io;		/* metadata pool + namespace */
 	rados_ioctx_t dio;		/* data objects */
@@ -1312,10 +1320,26 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 	if (r < 0)
 		goto out;
 drop_names:
+	/* The id object, unless the name now belongs to another image. */
 	snprintf(oid, sizeof(oid), "rbd_id.%s", name);
-	r = remove_obj(io, oid);
-	if (r < 0)
-		goto out;
+	{
+		char *out, *cur = NULL;
+		size_t outlen;
+
+		r = rbdl_cls_read(io, oid, "rbd", "get_id", NULL, 0, &out,
+				  &outlen);
+		if (r == 0) {
+			r = rbdl_decode_string(out, outlen, &cur);
+			rados_buffer_free(out);
+			if (r == 0 && !strcmp(cur, id))
+				r = remove_obj(io, oid);
+			free(cur);
+		} else if (r == -ENOENT) {
+			r = 0;
+		}
+		if (r < 0)
+			goto out;
+	}
 	if (in_dir) {
 		n = rbdl_encode_dir_entry(in, sizeof(in), name, id);
 		r = n < 0 ? (int)n
@@ -1326,6 +1350,43 @@ drop_names:
 	}
 out:
 	free(m.prefix);
+	return r;
+}
+
+static int list_v2(rados_ioctx_t io, bool trash, struct img_list *l);
+static void list_free(struct img_list *l);
+
+/*
+ * An image a removal left in the trash (source REMOVING) under this name,
+ * which librbd's rbd_remove finishes removing: remove it by id, then its
+ * trash entry.  -ENOENT if there is none.
+ */
+static int finish_trashed(rados_ioctx_t io, const char *name, const char *ns)
+{
+	struct img_list l = { 0 };
+	uint8_t in[IN_MAX];
+	char *id = NULL;
+	long n;
+	int r = list_v2(io, true, &l);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < l.n && !id; i++)
+		if (!strcmp(l.v[i].name, name))
+			id = strdup(l.v[i].id);
+	list_free(&l);
+	if (!id)
+		return -ENOENT;
+	r = remove_by_id(io, name, id, false, ns);
+	if (r == 0) {
+		n = rbdl_encode_string(in, sizeof(in), id);
+		r = n < 0 ? (int)n
+			  : rbdl_cls_write(io, RBD_TRASH, "rbd", "trash_remove",
+					   in, (size_t)n);
+		if (r == -ENOENT)
+			r = 0;
+	}
+	free(id);
 	return r;
 }
 
@@ -1370,8 +1431,12 @@ RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
 	r = rbdl_cls_read(mio, RBD_DIRECTORY, "rbd", "dir_get_id", in,
 			  (size_t)n, &out, &outlen);
 	if (r == -ENOENT) {
-		/* Not in the directory: a leftover id object, or format 1. */
+		/* Not in the directory: an interrupted removal in the trash,
+		 * a leftover id object, or format 1. */
 		in_dir = false;
+		r = finish_trashed(mio, name, ns);
+		if (r != -ENOENT)
+			goto out;
 		snprintf(oid, sizeof(oid), "rbd_id.%s", name);
 		r = rbdl_cls_read(mio, oid, "rbd", "get_id", NULL, 0, &out,
 				  &outlen);
@@ -1382,6 +1447,7 @@ RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
 			snprintf(oid, sizeof(oid), "%s.rbd", name);
 			if (rados_stat(mio, oid, &psize, &pmtime) == 0)
 				r = -EOPNOTSUPP;
+			goto out;
 		}
 	}
 	if (r < 0)
@@ -1404,10 +1470,6 @@ out:
 
 /* ---- list -------------------------------------------------------------------------- */
 
-struct img_list {
-	struct rbdl_dir_entry *v;
-	size_t n, cap;
-};
 
 static int list_push(struct img_list *l, struct rbdl_dir_entry *e)
 {

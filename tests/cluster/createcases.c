@@ -16,6 +16,10 @@
  *       striping, count1, order, datapool, stripedpool); prints
  *       "ret=<r> order=<o>"
  *   createcases rm POOL NS NAME        rbd_remove; prints "ret=<r>"
+ *   createcases trash-removing POOL NS NAME ID
+ *                                      move the image to the trash as an
+ *                                      interrupted librbd removal leaves
+ *                                      it (plain librados; no rbd_* call)
  *   createcases ls POOL NS             rbd_list then rbd_list2, one name
  *                                      per line ("list <name>", "list2
  *                                      <name> <id-or-empty-flag>")
@@ -511,6 +515,66 @@ static void namespace_cases(rados_ioctx_t io, const char *ns)
 	out("ns-missing", "ret=%d exists=%d", r, e);
 }
 
+/* ---- an interrupted removal, as librbd leaves it ---------------------------- */
+
+static size_t put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	return 4;
+}
+
+static size_t putstr(uint8_t *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	put32(p, (uint32_t)n);
+	memcpy(p + 4, s, n);
+	return 4 + n;
+}
+
+static int exec_write(rados_ioctx_t io, const char *oid, const char *method,
+		      const uint8_t *in, size_t len)
+{
+	rados_write_op_t op = rados_create_write_op();
+	int pr = 0, r;
+
+	rados_write_op_exec(op, "rbd", method, (const char *)in, len, &pr);
+	r = rados_write_op_operate(op, io, oid, NULL, 0);
+	rados_release_write_op(op);
+	return r < 0 ? r : pr;
+}
+
+/*
+ * Move image NAME (id ID) from the directory to the trash with source
+ * REMOVING, as librbd 16.2's rbd_remove does first (Trash::move): an
+ * image whose removal was interrupted right after that step.
+ */
+static int trash_removing(rados_ioctx_t io, const char *name, const char *id)
+{
+	uint8_t in[1024];
+	size_t n = 0, start;
+	int r;
+
+	n += putstr(in + n, name);
+	n += putstr(in + n, id);
+	r = exec_write(io, "rbd_directory", "dir_remove_image", in, n);
+	if (r < 0)
+		return r;
+	n = putstr(in, id);
+	in[n++] = 2;	/* TrashImageSpec v2, compat 1 */
+	in[n++] = 1;
+	start = n;
+	n += 4;
+	in[n++] = 3;	/* TRASH_IMAGE_SOURCE_REMOVING */
+	n += putstr(in + n, name);
+	memset(in + n, 0, 16);	/* deletion and deferment end times */
+	n += 16;
+	in[n++] = 0;	/* TRASH_IMAGE_STATE_NORMAL */
+	put32(in + start, (uint32_t)(n - start - 4));
+	return exec_write(io, "rbd_trash", "trash_add", in, n);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -553,6 +617,11 @@ int main(int argc, char **argv)
 
 		printf("ret=%d order=%d\n", r, order);
 		rc = r < 0;
+		rados_ioctx_destroy(io);
+	} else if (!strcmp(mode, "trash-removing") && argc == 6) {
+		rados_ioctx_t io = ioctx(pool, argv[3]);
+
+		printf("ret=%d\n", trash_removing(io, argv[4], argv[5]));
 		rados_ioctx_destroy(io);
 	} else if (!strcmp(mode, "rm") && argc == 5) {
 		rados_ioctx_t io = ioctx(pool, argv[3]);

@@ -436,6 +436,36 @@ rbd trash ls "$POOL" | awk -v n="$TAG-ls-b" '$2 == n { print $1 }' |
     while read -r tid; do rbd trash rm --no-progress "$POOL/$tid" >/dev/null 2>&1; done
 compare_ls - "$POOL" "trash emptied"
 
+# An image whose librbd removal was interrupted after its move to the
+# trash: rbd ls and rbd_list show it, rbd_remove finishes the removal.
+for lib in lite librbd; do
+    prog=$LITE
+    [[ $lib == librbd ]] && prog=$REF
+    img=$TAG-tr-$lib
+    IMAGES+=("$POOL/$img")
+    rbd create --size 32M "$POOL/$img" >/dev/null 2>&1
+    librbd_io "$POOL/$img" >/dev/null 2>&1
+    id=$(rbd info --format json "$POOL/$img" | jq -r .id)
+    expect "interrupted removal ($lib): set up" "ret=0" \
+        "$("$prog" trash-removing "$POOL" - "$img" "$id")"
+    [[ $lib == lite ]] && compare_ls - "$POOL" "an interrupted removal"
+    if "$prog" ls "$POOL" - | grep -q -x "list2 $img $id"; then
+        pass "interrupted removal ($lib): rbd_list2 shows it with its id"
+    else
+        fail "interrupted removal ($lib): rbd_list2 does not show it"
+    fi
+    expect "interrupted removal ($lib): rbd_remove finishes it" "ret=0" \
+        "$("$prog" rm "$POOL" - "$img")"
+    expect "interrupted removal ($lib): nothing left" "" "$(objects_of "$id")"
+    expect "interrupted removal ($lib): trash entry gone" "" \
+        "$(rados -p "$POOL" listomapkeys rbd_trash 2>/dev/null | grep -F "$id")"
+    if rbd ls "$POOL" | grep -q -x -F "$img"; then
+        fail "interrupted removal ($lib): rbd ls still shows it"
+    else
+        pass "interrupted removal ($lib): rbd ls no longer shows it"
+    fi
+done
+
 # ---- 5. pool configuration overrides ------------------------------------------------
 
 # librbd applies `rbd config pool set` values to the creation defaults
