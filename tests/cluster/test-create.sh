@@ -20,8 +20,8 @@
 #     -EOPNOTSUPP, image left intact).
 #  4. rbd_list and rbd_list2 agree with `rbd ls`, default namespace and a
 #     namespace, also with an image moved to the trash.
-#  5. Pool configuration overrides of the creation defaults (`rbd config
-#     pool set`) apply to rbd_create as in librbd.
+#  5. The creation defaults from the client configuration and from pool
+#     overrides (`rbd config pool set`) apply to rbd_create as in librbd.
 #  6. qemu-img create with librbdlite preloaded makes the same image as
 #     `rbd create`.
 #
@@ -498,6 +498,30 @@ POOL_OVERRIDDEN=0
 for lib in lite librbd; do
     expect "pool overrides: rbd_remove ($lib image)" "ret=0" \
         "$("$LITE" rm "$POOL" - "$TAG-ov-$lib")"
+done
+
+# The same defaults from the client configuration (CEPH_ARGS).
+k=0
+for a in "--rbd_default_features=1" \
+    "--rbd_default_features=layering,exclusive-lock,object-map" \
+    "--rbd_default_order=23 --rbd_default_stripe_unit=1M --rbd_default_stripe_count=2" \
+    "--rbd_default_format=1" "--rbd_default_data_pool=$DPOOL"; do
+    k=$((k + 1))
+    for lib in lite librbd; do
+        prog=$LITE
+        [[ $lib == librbd ]] && prog=$REF
+        IMAGES+=("$POOL/$TAG-cf$k-$lib")
+        printf -v "cf_$lib" '%s' "$(CEPH_ARGS="$a" "$prog" make "$POOL" - \
+            "$TAG-cf$k-$lib" plain 2>&1)"
+    done
+    expect "config $a: rbd_create result" "$cf_librbd" "$cf_lite"
+    if [[ $cf_lite == ret=0* ]]; then
+        expect "config $a: rbd info" "$(info_of "$POOL/$TAG-cf$k-librbd")" \
+            "$(info_of "$POOL/$TAG-cf$k-lite")"
+        for lib in lite librbd; do
+            "$LITE" rm "$POOL" - "$TAG-cf$k-$lib" >/dev/null 2>&1
+        done
+    fi
 done
 
 # ---- 6. a real program: qemu-img create over librbdlite --------------------------
