@@ -560,7 +560,7 @@ static int create_cleanup(struct create_req *c, int saved, int stage)
 }
 
 /* CreateRequest::send and its continuation. */
-static int create_v2(struct create_req *c, rados_t cl)
+static int create_v2(struct create_req *c)
 {
 	char oid[OID_MAX], prefix[OID_MAX];
 	uint8_t in[IN_MAX], st[1];
@@ -648,7 +648,6 @@ static int create_v2(struct create_req *c, rados_t cl)
 		if (r < 0)
 			return create_cleanup(c, r, 4);
 	}
-	(void)cl;
 	return 0;
 }
 
@@ -766,7 +765,7 @@ static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
 		if (r < 0)
 			return r;
 	}
-	return create_v2(&c, cl);
+	return create_v2(&c);
 }
 
 /*
