@@ -56,6 +56,7 @@
 
 /* ---- image options ------------------------------------------------------------ */
 
+/* Allocate an empty option set into *opts (free with _destroy). */
 RBDL_API void rbd_image_options_create(rbd_image_options_t *opts)
 {
 	/* librbd cannot fail here; on ENOMEM we hand out NULL, which every
@@ -64,6 +65,7 @@ RBDL_API void rbd_image_options_create(rbd_image_options_t *opts)
 		*opts = rbdl_opts_new();
 }
 
+/* Free an option set and its string values (NULL: no-op). */
 RBDL_API void rbd_image_options_destroy(rbd_image_options_t opts)
 {
 	rbdl_opts_free(opts);
@@ -115,6 +117,7 @@ RBDL_API int rbd_image_options_unset(rbd_image_options_t opts, int optname)
 	return rbdl_opts_unset(opts, optname);
 }
 
+/* Unset every option. */
 RBDL_API void rbd_image_options_clear(rbd_image_options_t opts)
 {
 	if (opts)
@@ -1713,6 +1716,8 @@ RBDL_API int rbd_list2(rados_ioctx_t io, rbd_image_spec_t *images,
 	return 0;
 }
 
+/* Free the id and name strings of num_images entries filled by rbd_list2
+ * (and NULL them, so a second cleanup is harmless). */
 RBDL_API void rbd_image_spec_list_cleanup(rbd_image_spec_t *images,
 					  size_t num_images)
 {
