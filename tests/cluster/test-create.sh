@@ -435,6 +435,23 @@ compare_ls - "$POOL" "one in the trash"
 rbd trash ls "$POOL" | awk -v n="$TAG-ls-b" '$2 == n { print $1 }' |
     while read -r tid; do rbd trash rm --no-progress "$POOL/$tid" >/dev/null 2>&1; done
 compare_ls - "$POOL" "trash emptied"
+# A format 1 image (listed from the directory's tmap; not removable by
+# librbdlite, which does not support format 1).
+V1=$TAG-v1
+IMAGES+=("$POOL/$V1")
+if RBD_FORCE_ALLOW_V1=1 rbd create --image-format 1 --size 8M "$POOL/$V1" \
+    >/dev/null 2>&1; then
+    compare_ls - "$POOL" "a format 1 image"
+    if "$LITE" ls "$POOL" - | grep -q -x "list2 $V1 "; then
+        pass "rbd_list2: format 1 image without id"
+    else
+        fail "rbd_list2: format 1 image without id"
+    fi
+    expect "rm lite: format 1 (not supported)" "ret=-95" "$("$LITE" rm "$POOL" - "$V1")"
+    rbd rm --no-progress "$POOL/$V1" >/dev/null 2>&1
+else
+    fail "make a format 1 image"
+fi
 
 # An image whose librbd removal was interrupted after its move to the
 # trash: rbd ls and rbd_list show it, rbd_remove finishes the removal.
