@@ -1105,3 +1105,160 @@ long rbdl_encode_object_map_update(void *buf, size_t cap, uint64_t start,
 		rbdl_enc_u8(&e, current);
 	return rbdl_enc_len(&e);
 }
+
+/* ---- image creation, removal and listing ---------------------------------- */
+
+long rbdl_encode_create_image(void *buf, size_t cap, uint64_t size,
+			      uint8_t order, uint64_t features,
+			      const char *object_prefix, int64_t data_pool_id)
+{
+	struct rbdl_enc e;
+
+	rbdl_enc_init(&e, buf, cap);
+	rbdl_enc_u64(&e, size);
+	rbdl_enc_u8(&e, order);
+	rbdl_enc_u64(&e, features);
+	rbdl_enc_str(&e, object_prefix);
+	rbdl_enc_u64(&e, (uint64_t)data_pool_id);
+	return rbdl_enc_len(&e);
+}
+
+long rbdl_encode_dir_entry(void *buf, size_t cap, const char *name,
+			   const char *id)
+{
+	struct rbdl_enc e;
+
+	rbdl_enc_init(&e, buf, cap);
+	rbdl_enc_str(&e, name);
+	rbdl_enc_str(&e, id);
+	return rbdl_enc_len(&e);
+}
+
+long rbdl_encode_string(void *buf, size_t cap, const char *s)
+{
+	struct rbdl_enc e;
+
+	rbdl_enc_init(&e, buf, cap);
+	rbdl_enc_str(&e, s);
+	return rbdl_enc_len(&e);
+}
+
+long rbdl_encode_stripe(void *buf, size_t cap, uint64_t su, uint64_t sc)
+{
+	struct rbdl_enc e;
+
+	rbdl_enc_init(&e, buf, cap);
+	rbdl_enc_u64(&e, su);
+	rbdl_enc_u64(&e, sc);
+	return rbdl_enc_len(&e);
+}
+
+long rbdl_encode_object_map_resize(void *buf, size_t cap, uint64_t count,
+				   uint8_t state)
+{
+	struct rbdl_enc e;
+
+	if (state > 3)
+		return -EINVAL;
+	rbdl_enc_init(&e, buf, cap);
+	rbdl_enc_u64(&e, count);
+	rbdl_enc_u8(&e, state);
+	return rbdl_enc_len(&e);
+}
+
+long rbdl_encode_list_start(void *buf, size_t cap, const char *start_after,
+			    uint64_t max_return)
+{
+	struct rbdl_enc e;
+
+	rbdl_enc_init(&e, buf, cap);
+	rbdl_enc_str(&e, start_after);
+	rbdl_enc_u64(&e, max_return);
+	return rbdl_enc_len(&e);
+}
+
+void rbdl_dir_entries_free(struct rbdl_dir_entry *v, uint32_t n)
+{
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].id);
+	}
+	free(v);
+}
+
+/* Shared walk over map<string, X>: trash selects the X decoder. */
+static int decode_entries(const void *buf, size_t len, bool trash,
+			  struct rbdl_dir_entry **out, uint32_t *n)
+{
+	struct rbdl_dec d;
+	struct rbdl_dir_entry *v = NULL;
+	uint32_t cnt, i;
+
+	*out = NULL;
+	*n = 0;
+	rbdl_dec_init(&d, buf, len);
+	cnt = rbdl_dec_u32(&d);
+	if (d.err)
+		return d.err;
+	/* Each entry takes at least 8 bytes: refuse absurd counts early. */
+	if (cnt > len / 8)
+		return -EBADMSG;
+	if (cnt) {
+		v = calloc(cnt, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+	}
+	for (i = 0; i < cnt && !d.err; i++) {
+		if (!trash) {
+			v[i].name = rbdl_dec_strdup(&d);
+			v[i].id = rbdl_dec_strdup(&d);
+			continue;
+		}
+		const uint8_t *outer;
+
+		v[i].id = rbdl_dec_strdup(&d);
+		enter(&d, 2, &outer);
+		v[i].source = rbdl_dec_u8(&d);
+		v[i].name = rbdl_dec_strdup(&d);
+		leave(&d, outer);
+	}
+	if (d.err) {
+		rbdl_dir_entries_free(v, cnt);
+		return d.err;
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+int rbdl_decode_dir_list(const void *buf, size_t len,
+			 struct rbdl_dir_entry **out, uint32_t *n)
+{
+	return decode_entries(buf, len, false, out, n);
+}
+
+int rbdl_decode_trash_list(const void *buf, size_t len,
+			   struct rbdl_dir_entry **out, uint32_t *n)
+{
+	return decode_entries(buf, len, true, out, n);
+}
+
+int rbdl_decode_group_spec(const void *buf, size_t len, bool *in_group)
+{
+	struct rbdl_dec d;
+	const uint8_t *outer;
+	uint64_t pool;
+	uint32_t idlen = 0;
+
+	rbdl_dec_init(&d, buf, len);
+	enter(&d, 1, &outer);
+	pool = rbdl_dec_u64(&d);
+	rbdl_dec_bytes(&d, &idlen);
+	leave(&d, outer);
+	if (d.err)
+		return d.err;
+	*in_group = (int64_t)pool != -1 && idlen > 0;
+	return 0;
+}

@@ -257,4 +257,46 @@ long rbdl_encode_object_map_update(void *buf, size_t cap, uint64_t start,
 				   uint64_t end, uint8_t state,
 				   bool has_current, uint8_t current);
 
+/* ---- image creation, removal and listing (cls "rbd") -------------------- */
+/* Encoders return the encoded length or a negative error (-ERANGE when cap
+ * is too small). */
+
+/* create: u64 size, u8 order, u64 features, string object_prefix,
+ * s64 data_pool_id (-1: none). */
+long rbdl_encode_create_image(void *buf, size_t cap, uint64_t size,
+			      uint8_t order, uint64_t features,
+			      const char *object_prefix, int64_t data_pool_id);
+/* dir_add_image / dir_remove_image: string name, string id. */
+long rbdl_encode_dir_entry(void *buf, size_t cap, const char *name,
+			   const char *id);
+/* A single string (set_id, dir_get_id). */
+long rbdl_encode_string(void *buf, size_t cap, const char *s);
+/* set_stripe_unit_count: u64 stripe_unit, u64 stripe_count. */
+long rbdl_encode_stripe(void *buf, size_t cap, uint64_t su, uint64_t sc);
+/* object_map_resize: u64 object_count, u8 default_state. */
+long rbdl_encode_object_map_resize(void *buf, size_t cap, uint64_t count,
+				   uint8_t state);
+/* dir_list / trash_list: string start_after, u64 max_return. */
+long rbdl_encode_list_start(void *buf, size_t cap, const char *start_after,
+			    uint64_t max_return);
+
+/* One listed image: dir_list gives name and id; trash_list adds source
+ * (cls::rbd::TrashImageSource, 3 = REMOVING). */
+struct rbdl_dir_entry {
+	char *name;	/* malloc'ed */
+	char *id;	/* malloc'ed */
+	uint8_t source;	/* trash entries only */
+};
+/* dir_list reply: map<string name, string id>.  *out is a malloc'ed array
+ * of *n entries (NULL when empty); free with rbdl_dir_entries_free. */
+int rbdl_decode_dir_list(const void *buf, size_t len,
+			 struct rbdl_dir_entry **out, uint32_t *n);
+/* trash_list reply: map<string id, TrashImageSpec>. */
+int rbdl_decode_trash_list(const void *buf, size_t len,
+			   struct rbdl_dir_entry **out, uint32_t *n);
+void rbdl_dir_entries_free(struct rbdl_dir_entry *v, uint32_t n);
+/* image_group_get reply (GroupSpec {s64 pool_id, string group_id}):
+ * *in_group is true when the spec is valid (pool_id != -1 and a group id). */
+int rbdl_decode_group_spec(const void *buf, size_t len, bool *in_group);
+
 #endif /* RBDL_CODEC_H */

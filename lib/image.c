@@ -168,10 +168,12 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 	int r;
 
 	if (name) {
-		char oid[RBD_MAX_IMAGE_NAME_SIZE + 16];
+		/* librbd opens names of any length RADOS accepts
+		 * (osd_max_object_name_len, 2048). */
+		char oid[2048 + 16];
 
-		if (strlen(name) >= RBD_MAX_IMAGE_NAME_SIZE)
-			return -EINVAL;
+		if (strlen(name) > 2048)
+			return -ENOENT;
 		snprintf(oid, sizeof(oid), "rbd_id.%s", name);
 		r = cls_call(img->md_io, oid, "rbd", "get_id", NULL, 0, &out,
 			     &outlen);

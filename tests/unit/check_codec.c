@@ -1600,6 +1600,146 @@ START_TEST(test_fuzz)
 }
 END_TEST
 
+
+/* ---- image creation, removal and listing -------------------------------- */
+
+START_TEST(test_create_encoders)
+{
+	uint8_t b[256];
+	long n;
+
+	/* create: u64 size, u8 order, u64 features, string, s64 pool */
+	n = rbdl_encode_create_image(b, sizeof(b), 1ULL << 30, 22, 0x3d,
+				     "rbd_data.abc", -1);
+	expect_bytes(b, n, "0000004000000000 16 3d00000000000000 "
+			   "0c000000\"rbd_data.abc\" ffffffffffffffff");
+	n = rbdl_encode_create_image(b, sizeof(b), 0, 12, 0x81,
+				     "rbd_data.3.x", 5);
+	expect_bytes(b, n, "0000000000000000 0c 8100000000000000 "
+			   "0c000000\"rbd_data.3.x\" 0500000000000000");
+	n = rbdl_encode_dir_entry(b, sizeof(b), "img", "10ab");
+	expect_bytes(b, n, "03000000\"img\" 04000000\"10ab\"");
+	n = rbdl_encode_string(b, sizeof(b), "10ab");
+	expect_bytes(b, n, "04000000\"10ab\"");
+	n = rbdl_encode_string(b, sizeof(b), "");
+	expect_bytes(b, n, "00000000");
+	n = rbdl_encode_stripe(b, sizeof(b), 65536, 8);
+	expect_bytes(b, n, "0000010000000000 0800000000000000");
+	n = rbdl_encode_object_map_resize(b, sizeof(b), 256, 0);
+	expect_bytes(b, n, "0001000000000000 00");
+	ck_assert_int_eq(rbdl_encode_object_map_resize(b, sizeof(b), 1, 4),
+			 -EINVAL);
+	n = rbdl_encode_list_start(b, sizeof(b), "", 1024);
+	expect_bytes(b, n, "00000000 0004000000000000");
+	n = rbdl_encode_list_start(b, sizeof(b), "conf_", 1024);
+	expect_bytes(b, n, "05000000\"conf_\" 0004000000000000");
+	/* too small a buffer */
+	ck_assert_int_eq(rbdl_encode_create_image(b, 20, 1, 22, 1, "p", -1),
+			 -ERANGE);
+	ck_assert_int_eq(rbdl_encode_dir_entry(b, 8, "img", "10ab"), -ERANGE);
+}
+END_TEST
+
+#define V_DIR_LIST                                                        \
+	"02000000 01000000\"a\" 0c000000\"1064e5b4d6e0\" "                 \
+	"03000000\"img\" 04000000\"10ab\""
+#define V_TRASH_LIST                                                      \
+	"02000000 04000000\"1001\" 02011a000000 03 04000000\"gone\" "      \
+	"0000000000000000 0000000000000000 00 "                           \
+	"04000000\"1002\" 010118000000 00 03000000\"usr\" "                \
+	"0000000000000000 0000000000000000"
+#define V_GROUP_NONE "01010c000000 ffffffffffffffff 00000000"
+#define V_GROUP_SET "01010e000000 0200000000000000 02000000\"g1\""
+
+START_TEST(test_dir_list)
+{
+	uint8_t b[256];
+	size_t n = unhex(V_DIR_LIST, b, sizeof(b));
+	uint8_t *c = dup_exact(b, n);
+	struct rbdl_dir_entry *v;
+	uint32_t cnt;
+
+	ck_assert_int_eq(rbdl_decode_dir_list(c, n, &v, &cnt), 0);
+	ck_assert_uint_eq(cnt, 2);
+	ck_assert_str_eq(v[0].name, "a");
+	ck_assert_str_eq(v[0].id, "1064e5b4d6e0");
+	ck_assert_str_eq(v[1].name, "img");
+	ck_assert_str_eq(v[1].id, "10ab");
+	rbdl_dir_entries_free(v, cnt);
+	free(c);
+
+	/* the empty map */
+	c = dup_exact("\0\0\0\0", 4);
+	ck_assert_int_eq(rbdl_decode_dir_list(c, 4, &v, &cnt), 0);
+	ck_assert_uint_eq(cnt, 0);
+	ck_assert_ptr_null(v);
+	free(c);
+
+	/* an absurd count is refused, not allocated */
+	c = dup_exact("\xff\xff\xff\x7f", 4);
+	ck_assert_int_eq(rbdl_decode_dir_list(c, 4, &v, &cnt), -EBADMSG);
+	free(c);
+
+	/* every proper prefix fails cleanly */
+	for (size_t k = 0; k < n; k++) {
+		c = dup_exact(b, k);
+		ck_assert_int_eq(rbdl_decode_dir_list(c, k, &v, &cnt),
+				 -EBADMSG);
+		free(c);
+	}
+}
+END_TEST
+
+START_TEST(test_trash_list)
+{
+	uint8_t b[256];
+	size_t n = unhex(V_TRASH_LIST, b, sizeof(b));
+	uint8_t *c = dup_exact(b, n);
+	struct rbdl_dir_entry *v;
+	uint32_t cnt;
+
+	ck_assert_int_eq(rbdl_decode_trash_list(c, n, &v, &cnt), 0);
+	ck_assert_uint_eq(cnt, 2);
+	ck_assert_str_eq(v[0].id, "1001");
+	ck_assert_str_eq(v[0].name, "gone");
+	ck_assert_uint_eq(v[0].source, 3);
+	/* a v1 spec (no state byte) */
+	ck_assert_str_eq(v[1].id, "1002");
+	ck_assert_str_eq(v[1].name, "usr");
+	ck_assert_uint_eq(v[1].source, 0);
+	rbdl_dir_entries_free(v, cnt);
+	free(c);
+	for (size_t k = 0; k < n; k++) {
+		c = dup_exact(b, k);
+		ck_assert_int_eq(rbdl_decode_trash_list(c, k, &v, &cnt),
+				 -EBADMSG);
+		free(c);
+	}
+}
+END_TEST
+
+START_TEST(test_group_spec)
+{
+	uint8_t b[64];
+	size_t n;
+	bool in;
+
+	n = unhex(V_GROUP_NONE, b, sizeof(b));
+	in = true;
+	ck_assert_int_eq(rbdl_decode_group_spec(b, n, &in), 0);
+	ck_assert(!in);
+	n = unhex(V_GROUP_SET, b, sizeof(b));
+	ck_assert_int_eq(rbdl_decode_group_spec(b, n, &in), 0);
+	ck_assert(in);
+	for (size_t k = 0; k < n; k++) {
+		uint8_t *c = dup_exact(b, k);
+
+		ck_assert_int_eq(rbdl_decode_group_spec(c, k, &in), -EBADMSG);
+		free(c);
+	}
+}
+END_TEST
+
 static Suite *codec_suite(void)
 {
 	Suite *s = suite_create("Codec");
@@ -1628,6 +1768,10 @@ static Suite *codec_suite(void)
 	tcase_add_test(tc, test_notify_decode);
 	tcase_add_test(tc, test_notify_response);
 	tcase_add_test(tc, test_notify_reply_walk);
+	tcase_add_test(tc, test_create_encoders);
+	tcase_add_test(tc, test_dir_list);
+	tcase_add_test(tc, test_trash_list);
+	tcase_add_test(tc, test_group_spec);
 	suite_add_tcase(s, tc);
 
 	tcase_add_loop_test(tm, test_vectors_decode, 0, (int)NVECTORS);
