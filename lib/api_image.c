@@ -184,7 +184,7 @@ RBDL_API int rbd_get_stripe_unit(rbd_image_t image, uint64_t *stripe_unit)
 	GET_IMAGE(img, image);
 	if (!stripe_unit)
 		return -EINVAL;
-	*stripe_unit = img->layout.stripe_unit;
+	*stripe_unit = img->stripe_unit;
 	return 0;
 }
 

@@ -671,6 +671,9 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		}
 	}
 	r = rbdl_layout_init(&img->layout, order, su, sc);
+	/* rbd_get_stripe_unit reports the stored unit even when a stripe
+	 * count of 1 makes it irrelevant to the mapping (ImageCtx keeps it). */
+	img->stripe_unit = su && sc ? su : img->layout.object_size;
 	if (r < 0) {
 		rbdl_log("image %s has an invalid layout (order %u, stripe "
 			 "unit %" PRIu64 ", count %" PRIu64 ")",

@@ -76,6 +76,7 @@ struct rbdl_image {
 	char *snap_name;		/* NULL for HEAD */
 	uint64_t snap_id;		/* RBDL_NOSNAP for HEAD */
 	struct rbdl_layout layout;
+	uint64_t stripe_unit;		/* as stored (layout may normalise) */
 	int64_t data_pool_id;		/* -1: data in the metadata pool */
 	int64_t md_pool_id;
 	bool read_only;			/* rbd_open_read_only or a snapshot */
