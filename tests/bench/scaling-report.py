@@ -46,29 +46,31 @@ def table(data):
         xs = sorted({x for b in bes.values() for x in b})
         out.append("CPU us per I/O vs %s (median over blocks; IOPS in brackets)"
                    % sweep)
-        hdr = "%-8s" % sweep + "".join("%18s" % n for n in names)
+        w = max([18] + [len(n) + 2 for n in names])
+        rw = max([14] + [len(names[0]) + len(n) + 3 for n in names[1:]])
+        hdr = "%-8s" % sweep + "".join("%*s" % (w, n) for n in names)
         for n in names[1:]:
-            hdr += "%14s" % ("%s/%s" % (names[0], n))
+            hdr += "%*s" % (rw, "%s/%s" % (names[0], n))
         out.append(hdr)
         for x in xs:
             row = "%-8d" % x
             for n in names:
                 v = bes[n].get(x)
-                row += "%18s" % ("-" if v is None else
+                row += "%*s" % (w, "-" if v is None else
                                  "%s (%s)" % (fmt(v[0]), fmt(v[3], "%.0f")))
             for n in names[1:]:
                 a, b = bes[names[0]].get(x), bes[n].get(x)
                 r = a[0] / b[0] if a and b and b[0] > 0 else float("nan")
-                row += "%14s" % (fmt(r, "%.2fx"))
+                row += "%*s" % (rw, fmt(r, "%.2fx"))
             out.append(row)
         row = "%-8s" % "flat"
         for n in names:
             pts = [bes[n][x][0] for x in xs if x in bes[n]]
             if len(pts) > 1 and pts[0] > 0:
                 devs = [(p / pts[0] - 1) * 100 for p in pts[1:]]
-                row += "%18s" % ("max %+.0f%%" % max(devs, key=abs))
+                row += "%*s" % (w, "max %+.0f%%" % max(devs, key=abs))
             else:
-                row += "%18s" % "-"
+                row += "%*s" % (w, "-")
         out.append(row)
         out.append("(flat: largest deviation from the value at %s=%d; the "
                    "target is within +-10%%)" % (sweep, xs[0]))
