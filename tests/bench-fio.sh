@@ -36,8 +36,8 @@ out=${RBDLITE_BENCH_OUT:-$root/bench-results}
 cd "$root" || exit 1
 
 if [ -z "${RBDLITE_FIO_INNER:-}" ]; then
+	bash tests/deps.sh || exit 1
 	if [ ! -f build/lib/.libs/librbdlite.so ]; then
-		bash tests/deps.sh || exit 1
 		autoreconf -fi >/dev/null 2>&1 || exit 1
 		mkdir -p build && (cd build && ../configure -q && make -s -j"$(nproc)") || exit 1
 	fi
