@@ -133,9 +133,13 @@ def svg(data, title):
         s.append('<text transform="translate(%d,%d) rotate(-90)" '
                  'text-anchor="middle">client CPU us per I/O (all threads)'
                  '</text>' % (x0 - 42, mt + ph / 2))
-        for b, pts in bes.items():
+        for bi, (b, pts) in enumerate(bes.items()):
             col = COLORS[allbe.index(b) % len(COLORS)]
             px = sorted(pts)
+            dx = (bi - (len(bes) - 1) / 2) * 5   # keep the bars apart
+
+            def X(x, _X=X, dx=dx):
+                return _X(x) + dx
             s.append('<polyline fill="none" stroke="%s" stroke-width="2" '
                      'points="%s"/>' % (col, " ".join(
                          "%.1f,%.1f" % (X(x), Y(pts[x][0])) for x in px)))
