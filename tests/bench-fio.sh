@@ -68,6 +68,7 @@ nimg=1
 case ",$sweeps," in *,images,*) nimg=16 ;; esac
 names=()
 for ((i = 0; i < nimg; i++)); do names+=("fio$$-$i"); done
+# shellcheck disable=SC2317  # runs from the EXIT trap
 cleanup() {
 	for n in "${names[@]}"; do rbd rm --no-progress "$pool/$n" >/dev/null 2>&1; done
 }

@@ -57,6 +57,7 @@ for n in $images; do [ "$n" -gt "$maximg" ] && maximg=$n; done
 pfx=scal$$
 names=()
 for ((i = 0; i < maximg; i++)); do names+=("$pfx-$i"); done
+# shellcheck disable=SC2317  # runs from the EXIT trap
 cleanup() {
 	for n in "${names[@]}"; do rbd rm --no-progress "$pool/$n" >/dev/null 2>&1; done
 }

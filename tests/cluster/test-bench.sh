@@ -33,6 +33,7 @@ bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
 [[ -x $BENCH ]] || { echo "$PROG: $BENCH not built"; echo "0 passed, 1 failed"; exit 1; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-bench-test.XXXXXX") || exit 1
 IMGS=()
+# shellcheck disable=SC2317  # runs from the EXIT trap
 cleanup() {
 	for i in "${IMGS[@]}"; do rbd rm --no-progress "$POOL/$i" >/dev/null 2>&1; done
 	rm -rf "$TMP"
@@ -51,16 +52,20 @@ json_check() {
 for be in lite librbd rados; do
 	names=("$U-$be-0" "$U-$be-1" "$U-$be-2")
 	for n in "${names[@]}"; do
-		rbd create --size 16M --image-feature layering "$POOL/$n" && IMGS+=("$n") ||
+		if rbd create --size 16M --image-feature layering "$POOL/$n"; then
+			IMGS+=("$n")
+		else
 			bad "spread-$be" "rbd create $n failed"
+		fi
 	done
 	if "$BENCH" "${common[@]}" --backends="$be" --image="$(IFS=,; echo "${names[*]}")" \
 		--spread=ios --rw=randwrite --iodepth=16 >"$TMP/a-$be.json" 2>"$TMP/a-$be.err" &&
 		json_check "$TMP/a-$be.json" 'd["job"]["spread"] == "ios" and d["backends"][0]["summary"]["ios"] > 0'; then
 		missing=
+		objs=$(rados -p "$POOL" ls)
 		for n in "${names[@]}"; do
 			pfx=$(rbd info --format json "$POOL/$n" | python3 -c 'import json, sys; print(json.load(sys.stdin)["block_name_prefix"])')
-			[[ -n $(rados -p "$POOL" ls | grep -F "$pfx.") ]] || missing+=" $n"
+			grep -qF "$pfx." <<<"$objs" || missing+=" $n"
 		done
 		if [[ -z $missing ]]; then ok "spread-$be"; else bad "spread-$be" "no data objects in:$missing"; fi
 	else
