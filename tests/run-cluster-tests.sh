@@ -30,6 +30,7 @@ default_scripts="
 	test-dropin.sh
 	test-qemu.sh
 	test-create.sh
+	test-bench.sh
 "
 read -r -d '' -a scripts <<<"${RBDLITE_CLUSTER_SCRIPTS-$default_scripts}"
 

@@ -101,8 +101,13 @@ static const char *const rw_name[] = {
 	"read", "write", "randread", "randwrite", "randrw", "rw"
 };
 
-enum mode { MODE_POLL, MODE_POLL_NOCB, MODE_CALLBACK };
-static const char *const mode_name[] = { "poll", "poll-nocb", "callback" };
+enum mode { MODE_POLL, MODE_POLL_NOCB, MODE_CALLBACK, MODE_HANDOFF, MODE_COUNT };
+static const char *const mode_name[MODE_COUNT] = {
+	"poll", "poll-nocb", "callback", "handoff"
+};
+
+/* How jobs use the images: one image per job, or every job all images. */
+enum { SPREAD_JOBS, SPREAD_IOS };
 
 enum { ORDER_CYCLIC, ORDER_ABBA };
 
@@ -150,6 +155,8 @@ struct opts {
 	char **sets;
 	int nsets;
 	int prefill;
+	int spread;		/* SPREAD_JOBS / SPREAD_IOS */
+	int shared_handles;	/* 1: one handle per image for all jobs */
 	double timeout;
 	uint64_t seed;
 	/* child side */
@@ -538,7 +545,7 @@ enum {
 	O_RW = 256, O_RWMIX, O_BS, O_IODEPTH, O_NUMJOBS, O_RUNTIME, O_SIZE,
 	O_POOL, O_IMAGE, O_CONF, O_ID, O_BACKENDS, O_BLOCKS, O_OUTFMT, O_PLOT,
 	O_JEMALLOC, O_LITELIB, O_LIBRBDLIB, O_MCLIB, O_WARMUP, O_MODE, O_QUIET,
-	O_ORDER, O_SET, O_PREFILL, O_TIMEOUT, O_SEED, O_HELP, O_VERSION,
+	O_ORDER, O_SET, O_PREFILL, O_SPREAD, O_HANDLES, O_TIMEOUT, O_SEED, O_HELP, O_VERSION,
 	O_CHILD, O_CHILD_INFO, O_CHILD_FD, O_CHILD_LIB, O_CHILD_LAYOUT
 };
 
@@ -573,6 +580,8 @@ static const struct option longopts[] = {
 	{ "order", required_argument, NULL, O_ORDER },
 	{ "set", required_argument, NULL, O_SET },
 	{ "prefill", no_argument, NULL, O_PREFILL },
+	{ "spread", required_argument, NULL, O_SPREAD },
+	{ "handles", required_argument, NULL, O_HANDLES },
 	{ "timeout", required_argument, NULL, O_TIMEOUT },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "help", no_argument, NULL, O_HELP },
@@ -607,14 +616,23 @@ static void usage(FILE *f)
 "  --warmup=SECS        unmeasured warm-up per block (default 1)\n"
 "  --pool=POOL          pool of the images (default rbd)\n"
 "  --image=NAME         image(s), repeatable or comma-separated; jobs are spread\n"
-"                       round-robin across them\n"
+"                       round-robin across them (see --spread)\n"
+"  --spread=jobs|ios    jobs: job i uses image i mod N (default); ios: every job\n"
+"                       opens every image and spreads its I/Os over all of them\n"
+"  --handles=job|shared job: every job opens its own image handles (default);\n"
+"                       shared: one handle per image for all jobs, so several\n"
+"                       threads submit to one image (needs --mode=handoff or\n"
+"                       callback)\n"
 "  --conf=FILE          ceph.conf (default: $CEPH_CONF, then Ceph's search path)\n"
 "  --id=NAME            client id, without \"client.\" (default admin)\n"
 "  --set=KEY=VALUE      set a Ceph option in every backend (repeatable),\n"
 "                       e.g. --set=rbd_cache=false\n"
 "  --mode=MODE          poll (eventfd + rbd_poll_io_events, default), poll-nocb\n"
 "                       (the same without a completion callback), callback\n"
-"                       (resubmit from the completion callback)\n"
+"                       (resubmit from the completion callback), handoff (the\n"
+"                       callback hands the completion back to the job thread\n"
+"                       through a lock-free list + eventfd; the job thread\n"
+"                       resubmits)\n"
 "  --prefill            write the region of every image once before measuring\n"
 "  --seed=N             offset generator seed (default 1)\n"
 "\n"
@@ -781,15 +799,31 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		case O_MODE: {
 			int found = 0;
 
-			for (int i = 0; i < 3; i++)
+			for (int i = 0; i < MODE_COUNT; i++)
 				if (!strcmp(optarg, mode_name[i])) {
 					o->mode = (enum mode)i;
 					found = 1;
 				}
 			if (!found)
-				die("--mode: expected poll, poll-nocb or callback");
+				die("--mode: expected poll, poll-nocb, callback or handoff");
 			break;
 		}
+		case O_SPREAD:
+			if (!strcmp(optarg, "jobs"))
+				o->spread = SPREAD_JOBS;
+			else if (!strcmp(optarg, "ios"))
+				o->spread = SPREAD_IOS;
+			else
+				die("--spread: expected jobs or ios");
+			break;
+		case O_HANDLES:
+			if (!strcmp(optarg, "job"))
+				o->shared_handles = 0;
+			else if (!strcmp(optarg, "shared"))
+				o->shared_handles = 1;
+			else
+				die("--handles: expected job or shared");
+			break;
 		case O_QUIET:
 			o->quiet = 1;
 			break;
@@ -864,6 +898,9 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 		die("at most %d images", MAX_IMAGES);
 	if (o->runtime == 0 && !o->warmup_given)
 		o->warmup = 0;
+	if (o->shared_handles && o->mode != MODE_HANDOFF && o->mode != MODE_CALLBACK)
+		die("--handles=shared: one image's poll queue cannot be split between "
+		    "job threads; use --mode=handoff (or callback)");
 }
 
 static void free_opts(struct opts *o)
@@ -935,7 +972,20 @@ struct slot {
 	int write;
 	_Atomic int pending;	/* rados: object ops in flight + 1 guard */
 	_Atomic int rval;	/* rados: first error */
-	struct slot *next;	/* rados poll mode: completed list */
+	ssize_t res;		/* handoff mode: rbd return value */
+	int cur;		/* index in j->ji of the current I/O's image */
+	struct slot *next;	/* rados poll / handoff mode: completed list */
+};
+
+/* One image as one job uses it. */
+struct jimg {
+	int img;		/* index in o->images */
+	rbd_image_t image;	/* rbd backends */
+	int own;		/* the job opened image (not a shared handle) */
+	rados_ioctx_t dio;	/* rados: data pool */
+	const struct layout *lay;
+	uint64_t nblocks;	/* region / bs */
+	uint64_t seq_start;	/* first block of a sequential job */
 };
 
 struct child;
@@ -943,21 +993,17 @@ struct child;
 struct job {
 	struct child *c;
 	int idx;
-	int img;
-	rbd_image_t image;
+	int nimg;
+	struct jimg *ji;	/* the images this job uses */
 	int efd;
 	int shared;		/* counters written by several threads */
 	struct slot *slots;
 	rbd_completion_t *comps;
-	uint64_t nblocks;	/* region / bs */
-	uint64_t seq_start;	/* first block of a sequential job */
 	_Atomic uint64_t cursor;
 	uint64_t budget;	/* size mode: I/Os to issue */
 	_Atomic uint64_t issued;
 	_Atomic int inflight;	/* callback mode */
-	_Atomic(struct slot *) done;	/* rados poll mode */
-	rados_ioctx_t dio;	/* rados: data pool */
-	const struct layout *lay;
+	_Atomic(struct slot *) done;	/* rados poll / handoff mode */
 	/* measured window, read by the main thread */
 	_Atomic uint64_t ios, reads, writes, bytes, enoent;
 	_Atomic uint64_t *hist;
@@ -974,6 +1020,7 @@ struct child {
 	rados_t cluster;
 	rados_ioctx_t io;
 	rados_ioctx_t *dio;	/* per image, rados backend */
+	rbd_image_t *handles;	/* per image, --handles=shared */
 	struct job *jobs;
 	_Atomic int phase;
 	_Atomic int failed;
@@ -1202,13 +1249,22 @@ static int keep_going(struct job *j)
 static void next_io(struct job *j, struct slot *s)
 {
 	const struct opts *o = j->c->o;
+	const struct jimg *ji;
 	uint64_t blk;
 
-	if (j->c->random)
-		blk = xorshift64s(&s->rng) % j->nblocks;
-	else
-		blk = (j->seq_start + atomic_fetch_add_explicit(&j->cursor, 1,
-				memory_order_relaxed)) % j->nblocks;
+	if (j->c->random) {
+		s->cur = j->nimg > 1 ? (int)(xorshift64s(&s->rng) % (uint64_t)j->nimg) : 0;
+		ji = &j->ji[s->cur];
+		blk = xorshift64s(&s->rng) % ji->nblocks;
+	} else {
+		uint64_t n = atomic_fetch_add_explicit(&j->cursor, 1,
+						       memory_order_relaxed);
+
+		/* round-robin over the images, sequential within each */
+		s->cur = (int)(n % (uint64_t)j->nimg);
+		ji = &j->ji[s->cur];
+		blk = (ji->seq_start + n / (uint64_t)j->nimg) % ji->nblocks;
+	}
 	s->off = blk * o->bs;
 	switch (o->rw) {
 	case RW_READ:
@@ -1232,6 +1288,7 @@ static void rbd_noop_cb(rbd_completion_t comp, void *arg)
 }
 
 static void rbd_resubmit_cb(rbd_completion_t comp, void *arg);
+static void rbd_handoff_cb(rbd_completion_t comp, void *arg);
 static void rados_piece_cb(rados_completion_t rc, void *arg);
 static int handle_completion(struct job *j, struct slot *s, ssize_t r);
 
@@ -1246,18 +1303,17 @@ static void cb_retire(struct job *j)
 	}
 }
 
-/* A rados slot whose object ops have all completed. */
-static void rados_slot_done(struct slot *s)
+/*
+ * Hand a finished slot back to its job thread: push it on the job's
+ * lock-free completed list (release: the job thread's acquire exchange
+ * sees s->res / s->rval and the read data) and write the eventfd only on
+ * the empty -> non-empty transition.
+ */
+static void slot_handoff(struct slot *s)
 {
 	struct job *j = s->j;
 	struct slot *head;
 
-	if (j->c->o->mode == MODE_CALLBACK) {
-		if (!handle_completion(j, s, atomic_load_explicit(&s->rval,
-						memory_order_relaxed)))
-			cb_retire(j);
-		return;
-	}
 	head = atomic_load_explicit(&j->done, memory_order_relaxed);
 	do {
 		s->next = head;
@@ -1269,6 +1325,20 @@ static void rados_slot_done(struct slot *s)
 		if (write(j->efd, &one, sizeof(one)) < 0)
 			abort();
 	}
+}
+
+/* A rados slot whose object ops have all completed. */
+static void rados_slot_done(struct slot *s)
+{
+	struct job *j = s->j;
+
+	if (j->c->o->mode == MODE_CALLBACK) {
+		if (!handle_completion(j, s, atomic_load_explicit(&s->rval,
+						memory_order_relaxed)))
+			cb_retire(j);
+		return;
+	}
+	slot_handoff(s);
 }
 
 static void rados_set_err(struct slot *s, int r)
@@ -1303,7 +1373,8 @@ static void rados_piece_cb(rados_completion_t rc, void *arg)
  */
 static void rados_submit(struct job *j, struct slot *s)
 {
-	const struct layout *L = j->lay;
+	const struct layout *L = j->ji[s->cur].lay;
+	rados_ioctx_t dio = j->ji[s->cur].dio;
 	uint64_t os = 1ull << L->order;
 	uint64_t su = L->stripe_count == 1 ? os : L->stripe_unit;
 	uint64_t sc = L->stripe_count;
@@ -1331,9 +1402,9 @@ static void rados_submit(struct job *j, struct slot *s)
 		}
 		atomic_fetch_add_explicit(&s->pending, 1, memory_order_relaxed);
 		if (s->write)
-			r = rados_aio_write(j->dio, oid, rc, p, len, objoff);
+			r = rados_aio_write(dio, oid, rc, p, len, objoff);
 		else
-			r = rados_aio_read(j->dio, oid, rc, p, len, objoff);
+			r = rados_aio_read(dio, oid, rc, p, len, objoff);
 		if (r < 0) {
 			atomic_fetch_sub_explicit(&s->pending, 1, memory_order_relaxed);
 			rados_aio_release(rc);
@@ -1364,14 +1435,15 @@ static int slot_submit(struct job *j, struct slot *s)
 		return 0;
 	}
 	cb = c->o->mode == MODE_CALLBACK ? rbd_resubmit_cb :
+	     c->o->mode == MODE_HANDOFF ? rbd_handoff_cb :
 	     c->o->mode == MODE_POLL ? rbd_noop_cb : NULL;
 	r = a->aio_create_completion(s, cb, &comp);
 	if (r < 0)
 		return r;
 	if (s->write)
-		r = a->aio_write(j->image, s->off, c->o->bs, s->buf, comp);
+		r = a->aio_write(j->ji[s->cur].image, s->off, c->o->bs, s->buf, comp);
 	else
-		r = a->aio_read(j->image, s->off, c->o->bs, s->buf, comp);
+		r = a->aio_read(j->ji[s->cur].image, s->off, c->o->bs, s->buf, comp);
 	if (r < 0)
 		a->aio_release(comp);
 	return r;
@@ -1394,12 +1466,12 @@ static int handle_completion(struct job *j, struct slot *s, ssize_t r)
 		if (r >= 0)
 			child_fail(c, EIO, "%s of %" PRIu64 " bytes at offset %" PRIu64
 				   " of image %s returned %zd", s->write ? "write" : "read",
-				   o->bs, s->off, o->images[j->img], r);
+				   o->bs, s->off, o->images[j->ji[s->cur].img], r);
 		else
 			child_fail(c, (int)-r, "%s of %" PRIu64 " bytes at offset %" PRIu64
 				   " of image %s failed: %s (errno %d)",
 				   s->write ? "write" : "read", o->bs, s->off,
-				   o->images[j->img], strerror((int)-r), (int)-r);
+				   o->images[j->ji[s->cur].img], strerror((int)-r), (int)-r);
 		return 0;
 	}
 	if (atomic_load_explicit(&c->phase, memory_order_relaxed) == PH_MEASURE) {
@@ -1421,7 +1493,7 @@ static int handle_completion(struct job *j, struct slot *s, ssize_t r)
 	if (r < 0) {
 		child_fail(c, (int)-r, "submitting a %s at offset %" PRIu64
 			   " of image %s failed: %s (errno %d)",
-			   s->write ? "write" : "read", s->off, o->images[j->img],
+			   s->write ? "write" : "read", s->off, o->images[j->ji[s->cur].img],
 			   strerror((int)-r), (int)-r);
 		return 0;
 	}
@@ -1437,6 +1509,16 @@ static void rbd_resubmit_cb(rbd_completion_t comp, void *arg)
 	j->c->api.aio_release(comp);
 	if (!handle_completion(j, s, r))
 		cb_retire(j);
+}
+
+static void rbd_handoff_cb(rbd_completion_t comp, void *arg)
+{
+	struct slot *s = arg;
+	struct job *j = s->j;
+
+	s->res = j->c->api.aio_get_return_value(comp);
+	j->c->api.aio_release(comp);
+	slot_handoff(s);
 }
 
 static void efd_wait(int efd)
@@ -1460,7 +1542,8 @@ static int job_prime(struct job *j)
 
 		if (r < 0) {
 			child_fail(c, -r, "submitting to image %s failed: %s (errno %d)",
-				   c->o->images[j->img], strerror(-r), -r);
+				   c->o->images[j->ji[j->slots[i].cur].img],
+				   strerror(-r), -r);
 			break;
 		}
 		n++;
@@ -1485,23 +1568,27 @@ static void job_run_poll_rbd(struct job *j)
 		int n;
 
 		efd_wait(j->efd);
-		do {
-			n = a->poll_io_events(j->image, j->comps, depth);
-			for (int i = 0; i < n; i++) {
-				rbd_completion_t comp = j->comps[i];
-				struct slot *s = a->aio_get_arg(comp);
-				ssize_t r = a->aio_get_return_value(comp);
+		/* all of the job's images share its eventfd: poll each */
+		for (int k = 0; k < j->nimg; k++)
+			do {
+				n = a->poll_io_events(j->ji[k].image, j->comps, depth);
+				for (int i = 0; i < n; i++) {
+					rbd_completion_t comp = j->comps[i];
+					struct slot *s = a->aio_get_arg(comp);
+					ssize_t r = a->aio_get_return_value(comp);
 
-				a->aio_release(comp);
-				if (!handle_completion(j, s, r))
-					inflight--;
-			}
-		} while (n == depth);
+					a->aio_release(comp);
+					if (!handle_completion(j, s, r))
+						inflight--;
+				}
+			} while (n == depth);
 	}
 }
 
-static void job_run_poll_rados(struct job *j)
+/* rados poll mode and handoff mode: slots come back on j->done. */
+static void job_run_handoff(struct job *j)
 {
+	int rados = j->c->backend == BE_RADOS;
 	int inflight = job_prime(j);
 
 	while (inflight > 0) {
@@ -1516,8 +1603,10 @@ static void job_run_poll_rados(struct job *j)
 		}
 		for (; rev; rev = next) {
 			next = rev->next;
-			if (!handle_completion(j, rev, atomic_load_explicit(&rev->rval,
-							memory_order_relaxed)))
+			ssize_t r = rados ? atomic_load_explicit(&rev->rval,
+							memory_order_relaxed) : rev->res;
+
+			if (!handle_completion(j, rev, r))
 				inflight--;
 		}
 	}
@@ -1531,7 +1620,7 @@ static void job_run_callback(struct job *j)
 		efd_wait(j->efd);
 }
 
-static int job_open(struct job *j)
+static int job_open(struct job *j, int *failed_img)
 {
 	struct child *c = j->c;
 	const struct opts *o = c->o;
@@ -1542,15 +1631,28 @@ static int job_open(struct job *j)
 		return -errno;
 	if (c->backend == BE_RADOS)
 		return 0;
-	r = c->api.open(c->io, o->images[j->img], &j->image, NULL);
-	if (r < 0) {
-		j->image = NULL;
-		return r;
-	}
-	if (o->mode != MODE_CALLBACK) {
-		r = c->api.set_image_notification(j->image, j->efd, EVENT_TYPE_EVENTFD);
-		if (r < 0)
+	for (int k = 0; k < j->nimg; k++) {
+		struct jimg *ji = &j->ji[k];
+
+		if (c->handles) {
+			ji->image = c->handles[ji->img];
+			continue;
+		}
+		r = c->api.open(c->io, o->images[ji->img], &ji->image, NULL);
+		if (r < 0) {
+			ji->image = NULL;
+			*failed_img = ji->img;
 			return r;
+		}
+		ji->own = 1;
+		if (o->mode == MODE_POLL || o->mode == MODE_POLL_NOCB) {
+			r = c->api.set_image_notification(ji->image, j->efd,
+							  EVENT_TYPE_EVENTFD);
+			if (r < 0) {
+				*failed_img = ji->img;
+				return r;
+			}
+		}
 	}
 	return 0;
 }
@@ -1559,27 +1661,30 @@ static void *job_main(void *arg)
 {
 	struct job *j = arg;
 	struct child *c = j->c;
-	int r = job_open(j);
+	int bad = j->ji[0].img;
+	int r = job_open(j, &bad);
 
 	if (r < 0)
 		child_fail(c, -r, "cannot open image %s/%s: %s (errno %d)",
-			   c->o->pool, c->o->images[j->img], strerror(-r), -r);
+			   c->o->pool, c->o->images[bad], strerror(-r), -r);
 	pthread_barrier_wait(&c->opened_bar);
 	pthread_barrier_wait(&c->go_bar);
 	if (!atomic_load(&c->failed)) {
 		if (c->o->mode == MODE_CALLBACK)
 			job_run_callback(j);
-		else if (c->backend == BE_RADOS)
-			job_run_poll_rados(j);
+		else if (c->backend == BE_RADOS || c->o->mode == MODE_HANDOFF)
+			job_run_handoff(j);
 		else
 			job_run_poll_rbd(j);
 	}
 	sem_post(&c->done_sem);
 	pthread_barrier_wait(&c->close_bar);
 	/* closing is outside the measured window */
-	if (j->image)
-		c->api.close(j->image);
-	j->image = NULL;
+	for (int k = 0; k < j->nimg; k++) {
+		if (j->ji[k].image && j->ji[k].own)
+			c->api.close(j->ji[k].image);
+		j->ji[k].image = NULL;
+	}
 	return NULL;
 }
 
@@ -1678,31 +1783,44 @@ static int child_setup_jobs(struct child *c, char *err, size_t errlen)
 		per_image[i % o->nimages]++;
 	for (int i = 0; i < o->numjobs; i++) {
 		struct job *j = &c->jobs[i];
-		const struct layout *L = &o->layouts[i % o->nimages];
-		uint64_t region = o->size && o->size < L->size ? o->size : L->size;
 		uint64_t seed = o->seed * 0x100000001b3ull + (uint64_t)i;
 
 		j->c = c;
 		j->idx = i;
-		j->img = i % o->nimages;
-		j->lay = L;
+		j->nimg = o->spread == SPREAD_IOS ? o->nimages : 1;
+		j->ji = xcalloc((size_t)j->nimg, sizeof(*j->ji));
 		j->efd = -1;
 		j->shared = o->mode == MODE_CALLBACK;
-		j->nblocks = region / o->bs;
-		if (!j->nblocks) {
-			snprintf(err, errlen, "image %s: region of %" PRIu64
-				 " bytes is smaller than one block", o->images[j->img], region);
-			return -EINVAL;
+		j->budget = 0;
+		for (int k = 0; k < j->nimg; k++) {
+			struct jimg *ji = &j->ji[k];
+			int img = o->spread == SPREAD_IOS ? k : i % o->nimages;
+			const struct layout *L = &o->layouts[img];
+			uint64_t region = o->size && o->size < L->size ? o->size : L->size;
+
+			ji->img = img;
+			ji->lay = L;
+			ji->nblocks = region / o->bs;
+			if (!ji->nblocks) {
+				snprintf(err, errlen, "image %s: region of %" PRIu64
+					 " bytes is smaller than one block", o->images[img],
+					 region);
+				return -EINVAL;
+			}
+			/* sequential jobs on one image start spread over the region */
+			if (o->spread == SPREAD_IOS)
+				ji->seq_start = ji->nblocks * (uint64_t)i /
+						(uint64_t)o->numjobs;
+			else
+				ji->seq_start = ji->nblocks * (uint64_t)seen[img]++ /
+						(uint64_t)per_image[img];
+			j->budget += o->size ? (o->size < region ? o->size : region) / o->bs
+					     : ji->nblocks;
+			if (c->backend == BE_RADOS)
+				ji->dio = c->dio[img];
 		}
-		/* sequential jobs on one image start spread over the region */
-		j->seq_start = j->nblocks * (uint64_t)seen[j->img]++ /
-			       (uint64_t)per_image[j->img];
-		j->budget = o->size ? (o->size < region ? o->size : region) / o->bs
-				    : j->nblocks;
 		if (!j->budget)
 			j->budget = 1;
-		if (c->backend == BE_RADOS)
-			j->dio = c->dio[j->img];
 		j->hist = xcalloc(H_BUCKETS, sizeof(*j->hist));
 		j->comps = xcalloc((size_t)o->iodepth, sizeof(*j->comps));
 		j->slots = xcalloc((size_t)o->iodepth, sizeof(*j->slots));
@@ -1740,6 +1858,7 @@ static void child_free_jobs(struct child *c)
 				for (int k = 0; k < o->iodepth; k++)
 					free(j->slots[k].buf);
 			free(j->slots);
+			free(j->ji);
 			free(j->comps);
 			free(j->hist);
 			if (j->efd >= 0)
@@ -1748,6 +1867,13 @@ static void child_free_jobs(struct child *c)
 	}
 	free(c->jobs);
 	c->jobs = NULL;
+	if (c->handles) {
+		for (int i = 0; i < o->nimages; i++)
+			if (c->handles[i])
+				c->api.close(c->handles[i]);
+		free(c->handles);
+		c->handles = NULL;
+	}
 	if (c->dio) {
 		for (int i = 0; i < o->nimages; i++)
 			if (c->dio[i])
@@ -1775,6 +1901,22 @@ static int child_bench(struct child *c)
 		child_send_error(o, -r, "%s: %s", be_name[c->backend], err);
 		child_free_jobs(c);
 		return 1;
+	}
+	if (o->shared_handles && c->backend != BE_RADOS) {
+		/* one handle per image, used by every job (opened here, before
+		 * the job threads start, and closed after they are joined) */
+		c->handles = xcalloc((size_t)o->nimages, sizeof(*c->handles));
+		for (int i = 0; i < o->nimages; i++) {
+			r = c->api.open(c->io, o->images[i], &c->handles[i], NULL);
+			if (r < 0) {
+				c->handles[i] = NULL;
+				child_send_error(o, -r, "%s: cannot open image %s/%s: %s",
+						 be_name[c->backend], o->pool,
+						 o->images[i], strerror(-r));
+				child_free_jobs(c);
+				return 1;
+			}
+		}
 	}
 	pthread_barrier_init(&c->opened_bar, NULL, (unsigned)o->numjobs + 1);
 	pthread_barrier_init(&c->go_bar, NULL, (unsigned)o->numjobs + 1);
@@ -2412,11 +2554,14 @@ static void job_desc(const struct opts *o, char *buf, size_t n)
 
 	fmt_size(bs, sizeof(bs), o->bs);
 	if (o->rw == RW_RANDRW || o->rw == RW_RW)
-		snprintf(buf, n, "%s%d %s qd%d jobs%d", rw_name[o->rw], o->rwmixread,
-			 bs, o->iodepth, o->numjobs);
+		snprintf(buf, n, "%s%d %s qd%d jobs%d%s%s", rw_name[o->rw], o->rwmixread,
+			 bs, o->iodepth, o->numjobs,
+			 o->spread == SPREAD_IOS ? " spread" : "",
+			 o->shared_handles ? " shared" : "");
 	else
-		snprintf(buf, n, "%s %s qd%d jobs%d", rw_name[o->rw], bs, o->iodepth,
-			 o->numjobs);
+		snprintf(buf, n, "%s %s qd%d jobs%d%s%s", rw_name[o->rw], bs, o->iodepth,
+			 o->numjobs, o->spread == SPREAD_IOS ? " spread" : "",
+			 o->shared_handles ? " shared" : "");
 }
 
 static void on_progress(struct parent *P, const struct progress_rec *p, void *arg)
@@ -2492,6 +2637,8 @@ static void prefill(struct parent *P)
 	add_str(&extra, &n, "--runtime=0");
 	add_str(&extra, &n, "--warmup=0");
 	add_str(&extra, &n, "--mode=poll");
+	add_str(&extra, &n, "--spread=jobs");
+	add_str(&extra, &n, "--handles=job");
 	memset(&cb, 0, sizeof(cb));
 	memset(&pv, 0, sizeof(pv));
 	snprintf(pv.name, sizeof(pv.name), "prefill");
@@ -2822,9 +2969,11 @@ static void print_json(struct parent *P)
 	fprintf(f, ", \"size\": %" PRIu64 ", \"pool\": ", o->size);
 	json_str(f, o->pool);
 	fprintf(f, ", \"mode\": \"%s\", \"blocks\": %d, \"order\": \"%s\", \"seed\": %" PRIu64
-		", \"prefill\": %s, \"conf\": ", mode_name[o->mode], o->blocks,
+		", \"prefill\": %s, \"spread\": \"%s\", \"handles\": \"%s\", \"conf\": ",
+		mode_name[o->mode], o->blocks,
 		o->order == ORDER_ABBA ? "abba" : "cyclic", o->seed,
-		o->prefill ? "true" : "false");
+		o->prefill ? "true" : "false", o->spread == SPREAD_IOS ? "ios" : "jobs",
+		o->shared_handles ? "shared" : "job");
 	if (o->conf)
 		json_str(f, o->conf);
 	else

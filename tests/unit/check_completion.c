@@ -5,10 +5,13 @@
  * observable contract: each callback exactly once and never concurrently
  * for one image, callback before poll visibility, exactly one eventfd
  * increment per queued completion (batched writes carry the count), waits,
- * release inside the callback, double release ignored, bad arguments.
+ * release inside the callback, double release ignored, bad arguments, and
+ * ordering: per producer thread, callbacks and the poll queue follow the
+ * order in which that thread completed its requests.
  */
 #include <check.h>
 #include <errno.h>
+#include <sched.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -313,6 +316,136 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
+/*
+ * Ordering.  The deliverer drains the image's done stack and reverses each
+ * batch, so what one producer thread completes in a given order is called
+ * back, and queued for rbd_poll_io_events(), in that order; producers
+ * interleave arbitrarily.  The log below is written without atomics from
+ * inside the callbacks: with callbacks serialized per image (the deliverer
+ * hand-over is a seq_cst exchange/store pair) TSan sees every write ordered;
+ * a second concurrent deliverer would be reported as a data race.
+ */
+enum { ORD_PRODUCERS = 8, ORD_PER = 600, ORD_N = ORD_PRODUCERS * ORD_PER };
+
+struct ordlog {
+	int log[ORD_N];		/* callback order: producer * ORD_PER + seq */
+	int n;			/* plain: only touched by callbacks */
+	atomic_int in_cb;
+	atomic_int overlap;
+	int ids[ORD_N];
+};
+
+static struct ordlog *ord_log;
+
+static void ord_cb(void *c, void *arg)
+{
+	int *id = arg;
+	struct ordlog *L = ord_log;
+
+	(void)c;
+	if (atomic_fetch_add(&L->in_cb, 1) != 0)
+		atomic_fetch_add(&L->overlap, 1);
+	L->log[L->n++] = *id;
+	/* a slow callback now and then: producers pile up behind the
+	 * deliverer, so batches hold several completions of one producer */
+	if (L->n % 16 == 0)
+		usleep(100);
+	atomic_fetch_sub(&L->in_cb, 1);
+}
+
+struct producer {
+	struct rbdl_comp **v;	/* this producer's completions, in order */
+	pthread_barrier_t *go;
+};
+
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+
+	pthread_barrier_wait(p->go);
+	for (int i = 0; i < ORD_PER; i++) {
+		rbdl_comp_complete(p->v[i], i);
+		if (i % 64 == 0)
+			sched_yield();	/* vary the interleaving */
+	}
+	return NULL;
+}
+
+START_TEST(test_per_producer_order)
+{
+	struct ordlog *L = calloc(1, sizeof(*L));
+	struct rbdl_comp **v = calloc(ORD_N, sizeof(*v));
+	struct rbdl_comp **polled = calloc(ORD_N, sizeof(*polled));
+	int *seen_cb = calloc(ORD_N, sizeof(int));
+	int *seen_poll = calloc(ORD_N, sizeof(int));
+	int last[ORD_PRODUCERS], np = 0, r;
+	struct producer pr[ORD_PRODUCERS];
+	pthread_t t[ORD_PRODUCERS];
+	pthread_barrier_t go;
+	int efd = eventfd(0, EFD_NONBLOCK);
+	uint64_t events = 0, ev;
+
+	ck_assert_ptr_nonnull(L);
+	ord_log = L;
+	ck_assert_int_ge(efd, 0);
+	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, efd,
+							EV_EVENTFD), 0);
+	for (int i = 0; i < ORD_N; i++) {
+		L->ids[i] = i;
+		ck_assert_int_eq(rbdl_comp_create(&L->ids[i], ord_cb, &v[i]), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], img, true), 0);
+	}
+	pthread_barrier_init(&go, NULL, ORD_PRODUCERS);
+	for (int k = 0; k < ORD_PRODUCERS; k++) {
+		pr[k] = (struct producer){ v + k * ORD_PER, &go };
+		ck_assert_int_eq(pthread_create(&t[k], NULL, produce, &pr[k]), 0);
+	}
+	for (int k = 0; k < ORD_PRODUCERS; k++)
+		pthread_join(t[k], NULL);
+	pthread_barrier_destroy(&go);
+	for (int i = 0; i < ORD_N; i++)
+		rbdl_comp_wait(v[i]);
+
+	/* callbacks: each exactly once, never overlapping, per-producer FIFO */
+	ck_assert_int_eq(atomic_load(&L->overlap), 0);
+	ck_assert_int_eq(L->n, ORD_N);
+	for (int k = 0; k < ORD_PRODUCERS; k++)
+		last[k] = -1;
+	for (int i = 0; i < ORD_N; i++) {
+		int id = L->log[i], k = id / ORD_PER, seq = id % ORD_PER;
+
+		ck_assert_int_eq(seen_cb[id]++, 0);
+		ck_assert_msg(seq > last[k], "producer %d: completion %d called "
+			      "back after %d", k, seq, last[k]);
+		last[k] = seq;
+	}
+	/* poll queue: the same order as the callbacks, each exactly once */
+	while ((r = rbdl_delivery_poll(&img->dl, polled + np, 64)) > 0) {
+		ck_assert_int_le(np + r, ORD_N);
+		np += r;
+	}
+	ck_assert_int_eq(np, ORD_N);
+	for (int i = 0; i < np; i++) {
+		int id = *(int *)polled[i]->arg;
+
+		ck_assert_int_eq(seen_poll[id]++, 0);
+		ck_assert_int_eq(id, L->log[i]);
+		ck_assert_int_eq(polled[i]->rval, id % ORD_PER);
+	}
+	while (read(efd, &ev, sizeof(ev)) == sizeof(ev))
+		events += ev;
+	ck_assert_uint_eq(events, ORD_N);
+	for (int i = 0; i < ORD_N; i++)
+		rbdl_comp_release(v[i]);
+	close(efd);
+	free(seen_poll);
+	free(seen_cb);
+	free(polled);
+	free(v);
+	free(L);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("Completion");
@@ -330,6 +463,7 @@ int main(void)
 	tcase_add_test(tc, test_wait_from_other_thread);
 	tcase_add_test(tc, test_single_shot_and_double_release);
 	tcase_add_test(tc, test_bad_arguments);
+	tcase_add_test(tc, test_per_producer_order);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
