@@ -520,15 +520,27 @@ RBDL_API int rbd_snap_set(rbd_image_t image, const char *snapname)
 	UNSUPPORTED(image, snapname);
 }
 
+/*
+ * Call watch_cb(arg) after every header update of the image (resize,
+ * snapshot changes, ... by any client, this one included), on a notifier
+ * thread of the image: see updwatch.h.  *handle identifies the watch for
+ * rbd_update_unwatch, which returns -ENOENT for an unknown handle and
+ * waits for a running callback of the handle.  Watches still registered
+ * at rbd_close are dropped.
+ */
 RBDL_API int rbd_update_watch(rbd_image_t image, uint64_t *handle,
 			      rbd_update_callback_t watch_cb, void *arg)
 {
-	UNSUPPORTED(image, handle, watch_cb, arg);
+	GET_IMAGE(img, image);
+	if (!handle || !watch_cb)
+		return -EINVAL;
+	return rbdl_updw_register(img, handle, watch_cb, arg);
 }
 
 RBDL_API int rbd_update_unwatch(rbd_image_t image, uint64_t handle)
 {
-	UNSUPPORTED(image, handle);
+	GET_IMAGE(img, image);
+	return rbdl_updw_unregister(img, handle);
 }
 
 RBDL_API int rbd_is_exclusive_lock_owner(rbd_image_t image, int *is_owner)
@@ -557,7 +569,7 @@ RBDL_API int rbd_lock_release(rbd_image_t image)
 
 /*
  * The exclusive lock's owner (at most one, mode EXCLUSIVE), as librbd:
- * 0 owners when unlocked, -EINVAL without a managed lock on this open
+ * -ENOENT when unlocked, -EINVAL without a managed lock on this open
  * (feature off, read-only), -ERANGE with *max_lock_owners set to the
  * count when the array is too small.  Free with
  * rbd_lock_get_owners_cleanup.
@@ -573,10 +585,6 @@ RBDL_API int rbd_lock_get_owners(rbd_image_t image,
 	if (!lock_mode || !max_lock_owners)
 		return -EINVAL;
 	r = rbdl_lock_get_owner(img, owner, sizeof(owner));
-	if (r == -ENOENT) {
-		*max_lock_owners = 0;
-		return 0;
-	}
 	if (r < 0)
 		return r;
 	*lock_mode = RBD_LOCK_MODE_EXCLUSIVE;

@@ -22,15 +22,16 @@
  *     private I/O contexts reading at those snapshots.  An object is
  *     unchanged exactly when it resolves to the same object version (user
  *     version, which every write bumps) at both; whole-object mode then
- *     reports what librbd reports.  Exact mode from a snapshot compares the
- *     contents of a changed object at both versions in 512-byte blocks and
- *     reports the blocks that differ plus any growth or truncation: every
- *     changed byte is covered, but a rewrite with identical data is not
- *     reported where librbd would report it.  Exact mode without a
- *     from-snapshot reports [0, object size at the end version) of every
- *     existing object (librbd reports the largest size the object ever had
- *     up to then, which differs only for objects truncated after a
- *     snapshot).
+ *     reports what librbd reports.  Exact mode also stats the object at
+ *     every snapshot in between (librbd's extents reach up to the largest
+ *     size the object had), so exact mode without a from-snapshot matches
+ *     librbd too.  Exact mode from a snapshot compares the contents of a
+ *     changed object at both versions in 512-byte blocks and reports the
+ *     blocks that differ, plus growth (data) and truncation (hole): every
+ *     changed byte is covered, but where data was rewritten with identical
+ *     bytes, or a hole was discarded again (zeroed ranges of a striped
+ *     image, say), librbd reports the range and librbdlite does not.  That
+ *     is the one mode whose output can differ from librbd's.
  *
  * Parents: librbdlite refuses to open clones whose parent still backs data,
  * so include_parent never changes the result.
@@ -403,11 +404,18 @@ struct objinfo {
 	time_t mtime[2];
 	uint64_t ver[2];
 	int r[2];
+	/* exact mode: the object at every snapshot in between */
+	rados_completion_t *mc;
+	uint64_t *msize;
+	time_t *mmtime;
+	uint64_t maxsize;		/* largest size in (from, end] */
 };
 
 struct inspect {
 	struct rbdl_image *img;
 	rados_ioctx_t io[2];		/* reads at from (if any) and end */
+	rados_ioctx_t *mid;		/* exact mode: snapshots in between */
+	uint32_t nmid;
 	bool has_from;
 	bool whole;
 	char *oid;
@@ -436,12 +444,40 @@ static int stat_start(struct inspect *in, uint64_t objno, struct objinfo *oi)
 			return r;
 		}
 	}
+	for (uint32_t k = 0; k < in->nmid; k++) {
+		int r = rados_aio_create_completion2(NULL, NULL, &oi->mc[k]);
+
+		if (r < 0)
+			return r;
+		r = rados_aio_stat(in->mid[k], in->oid, oi->mc[k],
+				   &oi->msize[k], &oi->mmtime[k]);
+		if (r < 0) {
+			rados_aio_release(oi->mc[k]);
+			oi->mc[k] = NULL;
+			return r;
+		}
+	}
 	return 0;
 }
 
-static int stat_finish(struct objinfo *oi)
+static int stat_finish(struct objinfo *oi, uint32_t nmid)
 {
 	int ret = 0;
+
+	oi->maxsize = 0;
+	for (uint32_t k = 0; oi->mc && k < nmid; k++) {
+		if (!oi->mc[k])
+			continue;
+		rados_aio_wait_for_complete(oi->mc[k]);
+		int r = rados_aio_get_return_value(oi->mc[k]);
+
+		rados_aio_release(oi->mc[k]);
+		oi->mc[k] = NULL;
+		if (r == 0 && oi->msize[k] > oi->maxsize)
+			oi->maxsize = oi->msize[k];
+		else if (r < 0 && r != -ENOENT && !ret)
+			ret = r;
+	}
 
 	for (int k = 0; k < 2; k++) {
 		if (!oi->c[k]) {
@@ -456,6 +492,8 @@ static int stat_finish(struct objinfo *oi)
 		if (oi->r[k] < 0 && oi->r[k] != -ENOENT && !ret)
 			ret = oi->r[k];
 	}
+	if (oi->r[1] == 0 && oi->size[1] > oi->maxsize)
+		oi->maxsize = oi->size[1];
 	return ret;
 }
 
@@ -537,11 +575,15 @@ static int inspect_report(struct inspect *in, uint64_t objno,
 
 	if (!ex0 && !ex1)
 		return 0;
+	uint64_t smax = oi->maxsize;	/* >= s1 */
+
 	if (!in->has_from) {
-		/* From the beginning of time: everything the object holds. */
-		if (!s1)
+		/* From the beginning of time: everything the object held up
+		 * to the end version (librbd: up to its largest size). */
+		if (!ex1 || !smax)
 			return 0;
-		return add_obj_range(l, base, p, np, 0, in->whole ? osz : s1, 1);
+		return add_obj_range(l, base, p, np, 0, in->whole ? osz : smax,
+				     1);
 	}
 	if (ex0 && ex1 && oi->ver[0] == oi->ver[1])
 		return 0;	/* the same object version: unchanged */
@@ -556,7 +598,7 @@ static int inspect_report(struct inspect *in, uint64_t objno,
 	int r;
 
 	if (in->whole) {
-		if (!ex0 && !s1)
+		if (!ex0 && !smax)
 			return 0;
 		r = add_obj_range(l, base, p, np, 0, zlo, 1);
 		if (r == 0)
@@ -567,16 +609,16 @@ static int inspect_report(struct inspect *in, uint64_t objno,
 	}
 	/* exact: differing content below the smaller size, the grown part
 	 * as data, the truncated part as a hole */
-	uint64_t mn = s0 < s1 ? s0 : s1, mx = s0 < s1 ? s1 : s0;
+	uint64_t mn = s0 < s1 ? s0 : s1;
 
 	r = 0;
 	if (lo < mn)
 		r = content_diff(in, objno, lo, hi < mn ? hi : mn, l, base, p,
 				 np);
-	if (r == 0 && s1 > s0)
-		r = add_obj_range(l, base, p, np, mn, mx - mn, 1);
 	if (r == 0 && s1 < s0)
-		r = add_obj_range(l, base, p, np, mn, mx - mn, 0);
+		r = add_obj_range(l, base, p, np, s1, s0 - s1, 0);
+	if (r == 0 && smax > s0)
+		r = add_obj_range(l, base, p, np, s0, smax - s0, 1);
 	return r;
 }
 
@@ -588,6 +630,9 @@ struct period {
 	struct rbdl_objext *objs;
 	struct rbdl_piece *pieces;
 	struct objinfo *info;
+	rados_completion_t *mc;		/* nobjs x nmid */
+	uint64_t *msize;
+	time_t *mmtime;
 };
 
 static void period_free(struct period *pd)
@@ -595,22 +640,38 @@ static void period_free(struct period *pd)
 	free(pd->objs);
 	free(pd->pieces);
 	free(pd->info);
+	free(pd->mc);
+	free(pd->msize);
+	free(pd->mmtime);
 	memset(pd, 0, sizeof(*pd));
 }
 
 static int period_map(struct rbdl_image *img, struct period *pd, uint64_t off,
-		      uint64_t len, bool with_info)
+		      uint64_t len, bool with_info, uint32_t nmid)
 {
-	size_t no, np;
+	size_t no, np, nm;
 
 	pd->off = off;
 	pd->len = len;
 	rbdl_striper_count(&img->layout, off, len, &no, &np);
+	nm = no * nmid;
 	pd->objs = calloc(no ? no : 1, sizeof(*pd->objs));
 	pd->pieces = calloc(np ? np : 1, sizeof(*pd->pieces));
-	pd->info = with_info ? calloc(no ? no : 1, sizeof(*pd->info)) : NULL;
-	if (!pd->objs || !pd->pieces || (with_info && !pd->info))
+	if (!pd->objs || !pd->pieces)
 		return -ENOMEM;
+	if (with_info) {
+		pd->info = calloc(no ? no : 1, sizeof(*pd->info));
+		pd->mc = calloc(nm ? nm : 1, sizeof(*pd->mc));
+		pd->msize = calloc(nm ? nm : 1, sizeof(*pd->msize));
+		pd->mmtime = calloc(nm ? nm : 1, sizeof(*pd->mmtime));
+		if (!pd->info || !pd->mc || !pd->msize || !pd->mmtime)
+			return -ENOMEM;
+		for (size_t i = 0; i < no; i++) {
+			pd->info[i].mc = pd->mc + i * nmid;
+			pd->info[i].msize = pd->msize + i * nmid;
+			pd->info[i].mmtime = pd->mmtime + i * nmid;
+		}
+	}
 	return rbdl_striper_map(&img->layout, off, len, pd->objs, no,
 				pd->pieces, np, &pd->nobjs, &pd->npieces);
 }
@@ -628,7 +689,7 @@ static int walk_fast(struct rbdl_image *img, uint64_t off, uint64_t left,
 
 		if (len > left)
 			len = left;
-		r = period_map(img, &pd, off, len, false);
+		r = period_map(img, &pd, off, len, false, 0);
 		for (size_t i = 0; r == 0 && i < pd.nobjs; i++) {
 			struct rbdl_objext *o = &pd.objs[i];
 			uint8_t s = o->objno < nst ? st[o->objno] : DIFF_HOLE;
@@ -671,7 +732,7 @@ static int walk_objects(struct inspect *in, uint64_t off, uint64_t left,
 			if (len > left)
 				len = left;
 			memset(pd, 0, sizeof(*pd));
-			r = period_map(img, pd, off, len, true);
+			r = period_map(img, pd, off, len, true, in->nmid);
 			for (size_t i = 0; r == 0 && i < pd->nobjs; i++)
 				r = stat_start(in, pd->objs[i].objno,
 					       &pd->info[i]);
@@ -684,7 +745,7 @@ static int walk_objects(struct inspect *in, uint64_t off, uint64_t left,
 			struct period *pd = &win[k];
 
 			for (size_t i = 0; pd->info && i < pd->nobjs; i++) {
-				int e = stat_finish(&pd->info[i]);
+				int e = stat_finish(&pd->info[i], in->nmid);
 
 				if (e < 0 && r == 0)
 					r = e;
@@ -802,11 +863,27 @@ int rbdl_diff_iterate(struct rbdl_image *img, const char *fromsnapname,
 			in.io[1] = NULL;
 		}
 	}
+	/* Exact mode: the sizes at the snapshots in between matter too. */
+	if (r == 0 && !whole_object && nsnaps) {
+		in.mid = calloc(nsnaps, sizeof(*in.mid));
+		if (!in.mid)
+			r = -ENOMEM;
+		for (uint32_t i = 0; r == 0 && i < nsnaps; i++) {
+			if (snaps[i].id <= from || snaps[i].id >= end)
+				continue;
+			r = make_read_io(img, snaps[i].id, &in.mid[in.nmid]);
+			if (r == 0)
+				in.nmid++;
+		}
+	}
 	if (r == 0)
 		r = walk_objects(&in, ofs, len, cb, arg);
 	for (int k = 0; k < 2; k++)
 		if (in.io[k])
 			rados_ioctx_destroy(in.io[k]);
+	for (uint32_t k = 0; k < in.nmid; k++)
+		rados_ioctx_destroy(in.mid[k]);
+	free(in.mid);
 	free(in.oid);
 out:
 	free(st);

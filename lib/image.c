@@ -445,9 +445,11 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle,
 	 * Release: pairs with the acquire in maybe_refresh. */
 	bool ok = rbdl_decode_notify(data, data_len, &m) == 0;
 
-	if (!ok || m.op == RBDL_NOTIFY_HEADER_UPDATE)
+	if (!ok || m.op == RBDL_NOTIFY_HEADER_UPDATE) {
 		atomic_fetch_add_explicit(&img->refresh_seq, 1,
 					  memory_order_release);
+		rbdl_updw_notify(img);	/* rbd_update_watch callbacks */
+	}
 	/* Ack promptly, whatever it is: a peer waits for every watcher.
 	 * With the exclusive lock, the lock code decides the reply. */
 	if (ok && atomic_load(&img->lk.state) != RBDL_LOCK_DISABLED)
@@ -497,6 +499,8 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 		}
 		rbdl_lock_rewatched(img, cookie);
 		img->watching = true;
+		/* Updates may have been missed while unwatched. */
+		rbdl_updw_notify(img);
 	}
 	r = read_size(img, RBDL_NOSNAP, &order, &size);
 	if (r < 0)
@@ -566,6 +570,7 @@ static void image_free(struct rbdl_image *img)
 		/* No watch callback may still run with img. */
 		rados_watch_flush(img->cluster);
 	}
+	rbdl_updw_shutdown(img);
 	rados_ioctx_t wr = atomic_load(&img->wr_io);
 
 	if (wr)
@@ -778,6 +783,7 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 	if (!img)
 		return -ENOMEM;
 	img->read_only = read_only;
+	rbdl_updw_init(img);
 	pthread_mutex_init(&img->refresh_lock, NULL);
 	pthread_mutex_init(&img->fq.lock, NULL);
 	atomic_init(&img->wr_io, NULL);
