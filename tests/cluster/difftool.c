@@ -24,6 +24,9 @@
  *       only), unwatch the same handle again ("again=<r>"), register a
  *       second watch and close with it still registered
  *
+ * With DIFFTOOL_READ_ONLY non-empty in the environment, the image is opened
+ * with rbd_open_read_only.
+ *
  * Exit status: 0 if the command ran (its result is in the output), 2 on
  * set-up errors.
  */
@@ -104,7 +107,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot connect\n");
 		return 2;
 	}
-	r = rbd_open(io, name, &img, snap);
+	const char *ro = getenv("DIFFTOOL_READ_ONLY");
+
+	if (ro && *ro)
+		r = rbd_open_read_only(io, name, &img, snap);
+	else
+		r = rbd_open(io, name, &img, snap);
 	if (r < 0) {
 		fprintf(stderr, "open %s: %d\n", name, r);
 		return 2;
