@@ -834,12 +834,14 @@ int rbdl_diff_iterate(struct rbdl_image *img, const char *fromsnapname,
 	r = load_snaps(img, fromsnapname, &snaps, &nsnaps, &from);
 	if (r < 0)
 		return r;
-	if (from == end || len == 0)
+	if (from == end)
 		goto out;
 	if (from > end) {
 		r = -EINVAL;
 		goto out;
 	}
+	if (len == 0)
+		goto out;
 	if (whole_object && fast_diff(img, snaps, nsnaps, from, end, size,
 				      &st, &nst) == 0) {
 		r = walk_fast(img, ofs, len, st, nst, cb, arg);

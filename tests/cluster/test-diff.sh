@@ -26,8 +26,12 @@
 # after a snapshot): those are the documented cases where librbdlite's
 # per-object diff (it has no list_snaps) may report less than librbd.
 #
-# Needs CEPH_CONF and RBDLITE_TEST_POOL (fails, never skips, without
-# them), python3 with the rados and rbd modules.  Prints "N passed, M
+# qemu: `qemu-img map` (qemu's block status is rbd_diff_iterate2 from
+# nothing, whole objects) prints the same with librbdlite preloaded.
+#
+# Needs CEPH_CONF, RBDLITE_TEST_POOL and RBDLITE_TEST_DATA_POOL (fails,
+# never skips, without them), python3 with the rados and rbd modules,
+# qemu-img.  Prints "N passed, M
 # failed" last; exits non-zero on any failure.
 
 set -uo pipefail
@@ -35,7 +39,7 @@ set -uo pipefail
 PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
-for v in CEPH_CONF RBDLITE_TEST_POOL; do
+for v in CEPH_CONF RBDLITE_TEST_POOL RBDLITE_TEST_DATA_POOL; do
     if [[ -z ${!v:-} ]]; then
         echo "$PROG: $v is not set: this test needs a running cluster" >&2
         echo "0 passed, 1 failed"
@@ -269,6 +273,9 @@ diff_matrix() {
     cmp_diff "$tag wrapping offset" "$img" - - 18446744073709547520 4096 0
     cmp_diff "$tag unknown from-snapshot" "$img" - nosuch 0 $M 1
     cmp_diff "$tag from a newer snapshot" "$img" s1 s2 0 $M 1
+    cmp_diff "$tag from a newer snapshot, len 0" "$img" s1 s2 0 0 0
+    cmp_diff "$tag unknown from-snapshot, len 0" "$img" - nosuch 0 0 0
+    cmp_diff "$tag len 0" "$img" - s1 $M 0 0
 }
 
 IP=diff-$$-plain
@@ -290,6 +297,36 @@ diff_matrix "$IP" plain
 diff_matrix "$IS" striped
 diff_matrix "$IO" fast-diff
 
+# qemu's block status: rbd_diff_iterate2(image, NULL, off, len, 1, 1, ...)
+# (qemu calls it on fast-diff images); `qemu-img map` with librbdlite
+# preloaded must print what it prints with librbd.
+qemu_map() {
+    local label=$1 img=$2 spec="rbd:$POOL/$2:conf=$CEPH_CONF"
+    timeout -k 5 "$TMO" qemu-img map --output=json -f raw "$spec" \
+        >"$WORK/map-ref" 2>&1
+    timeout -k 5 "$TMO" env LD_PRELOAD="$PRELOAD" "${SAN_ENV[@]}" \
+        RBDLITE_QUIET=1 qemu-img map --output=json -f raw "$spec" \
+        >"$WORK/map-lite" 2>&1
+    if grep -q '"start"' "$WORK/map-ref" &&
+        cmp -s "$WORK/map-ref" "$WORK/map-lite"; then
+        pass "qemu-img map $label ($(grep -o '"start"' "$WORK/map-ref" |
+            wc -l) entries)"
+    else
+        fail "qemu-img map $label"
+        diff "$WORK/map-ref" "$WORK/map-lite" | head -10 | sed 's/^/    | /'
+    fi
+}
+die() {
+    fail "$*"
+    finish
+}
+# shellcheck source=preload-env.sh
+. "$HERE/preload-env.sh"
+rbdl_preload_env qemu-img
+qemu_map plain "$IP"
+qemu_map striped "$IS"
+qemu_map fast-diff "$IO"
+
 # The same with HEAD's object map flagged invalid (flags key of the
 # header: OBJECT_MAP_INVALID | FAST_DIFF_INVALID).
 id=$(rbd info "$POOL/$IO" | sed -n 's/.*id: //p')
@@ -304,6 +341,7 @@ if rados -p "$POOL" setomapval "rbd_header.$id" flags \
                 0 $((32 * M)) "$whole"
         done
     done
+    qemu_map "fast-diff, invalid map" "$IO"
 else
     sed 's/^/    | /' "$WORK/f.err"
     fail "object map flagged invalid"
