@@ -798,6 +798,7 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 	if (r < 0) {
 		pthread_mutex_destroy(&img->fq.lock);
 		pthread_mutex_destroy(&img->refresh_lock);
+		rbdl_updw_shutdown(img);
 		free(img);
 		return r;
 	}

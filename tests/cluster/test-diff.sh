@@ -3,7 +3,7 @@
 # rbd_update_watch of librbdlite against the real librbd 16.2.
 #
 # diff: images are made with the rbd CLI (plain; striped 64 KiB x 4;
-# exclusive-lock + object-map + fast-diff), written and discarded through
+# exclusive-lock + object-map + fast-diff; a data pool), written and discarded through
 # the python bindings with snapshots @s1 and @s2 (rbd CLI) in between.
 # difftool-librbd and difftool-lite then make the same rbd_diff_iterate2
 # calls on the same image (HEAD and @s2 opens; from nothing, @s1, @s2;
@@ -281,7 +281,10 @@ diff_matrix() {
 IP=diff-$$-plain
 IS=diff-$$-striped
 IO=diff-$$-om
+ID=diff-$$-datapool
 if mkimg "$IP" --image-feature layering >"$WORK/mk.log" 2>&1 &&
+    mkimg "$ID" --image-feature layering,exclusive-lock,object-map \
+        --data-pool "$RBDLITE_TEST_DATA_POOL" >>"$WORK/mk.log" 2>&1 &&
     mkimg "$IS" --image-feature layering,striping --stripe-unit 64K \
         --stripe-count 4 >>"$WORK/mk.log" 2>&1 &&
     mkimg "$IO" --image-feature layering,exclusive-lock,object-map,fast-diff \
@@ -296,6 +299,13 @@ fi
 diff_matrix "$IP" plain
 diff_matrix "$IS" striped
 diff_matrix "$IO" fast-diff
+# Data objects in a separate pool, object map without fast-diff.
+for from in - s1; do
+    for whole in 0 1; do
+        cmp_diff "data pool from=$from whole=$whole" "$ID" - "$from" \
+            0 $((32 * M)) "$whole"
+    done
+done
 
 # qemu's block status: rbd_diff_iterate2(image, NULL, off, len, 1, 1, ...)
 # (qemu calls it on fast-diff images); `qemu-img map` with librbdlite
