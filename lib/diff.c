@@ -39,6 +39,10 @@
  * Threading: runs entirely on the caller's thread (the stats and reads are
  * asynchronous rados calls waited for here); the callback is called on the
  * caller's thread, with no librbdlite lock held.
+ *
+ * Ownership: everything allocated here (maps, extent lists, the private
+ * read I/O contexts, completions) is freed before rbdl_diff_iterate
+ * returns; nothing is cached between calls.
  */
 #include "config.h"
 

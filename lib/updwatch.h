@@ -13,6 +13,9 @@
  * image except rbd_close.  One callback per registered watcher per
  * notification, in registration order.  rbd_update_unwatch waits for a
  * running callback of that handle (unless called from a callback).
+ *
+ * Ownership: registrations belong to the image; unwatch frees one, close
+ * frees those left.  The callback argument stays the caller's.
  */
 #ifndef RBDL_UPDWATCH_H
 #define RBDL_UPDWATCH_H
