@@ -26,6 +26,10 @@
 # after a snapshot): those are the documented cases where librbdlite's
 # per-object diff (it has no list_snaps) may report less than librbd.
 #
+# migration: the destination of an executed live migration reads (rbd
+# export with librbdlite preloaded) and diffs as with librbd; writes to it
+# and opens before execution are refused.
+#
 # qemu: `qemu-img map` (qemu's block status is rbd_diff_iterate2 from
 # nothing, whole objects) prints the same with librbdlite preloaded.
 #
@@ -461,6 +465,53 @@ if hold librbd 60; then
     expect "break it again" "ret=-2" "$LITE" "$POOL" break "$IL" "$OWNER"
 else
     fail "librbd holder took the lock"
+fi
+
+# ---- a migrating image ----------------------------------------------------
+# The destination of a live migration opens (read-only: writes -EROFS)
+# once `rbd migration execute` copied everything; before that it would
+# need the source (-ENOSYS, as for clones).
+
+MS=diff-$$-migsrc
+MD=diff-$$-migdst
+IMAGES+=("$MD")
+if rbd create --size 16M --image-feature layering,exclusive-lock,object-map \
+    "$POOL/$MS" >"$WORK/mig.log" 2>&1 &&
+    py "$MS" w:0:$((4 * K)) w:$((9 * M)):$((64 * K)) >>"$WORK/mig.log" 2>&1 &&
+    rbd snap create --no-progress "$POOL/$MS@m1" >>"$WORK/mig.log" 2>&1 &&
+    py "$MS" w:$((13 * M)):$((8 * K)) >>"$WORK/mig.log" 2>&1 &&
+    rbd migration prepare "$POOL/$MS" "$POOL/$MD" >>"$WORK/mig.log" 2>&1; then
+    expect "prepared migration destination: open refused" "open $MD: -38" \
+        env RBDLITE_QUIET=1 "$LITE" "$POOL" owners "$MD"
+    if rbd migration execute --no-progress "$POOL/$MD" >>"$WORK/mig.log" 2>&1; then
+        rbd export --no-progress "$POOL/$MD" "$WORK/mig-ref" >/dev/null 2>&1
+        env LD_PRELOAD="$PRELOAD" "${SAN_ENV[@]}" RBDLITE_QUIET=1 \
+            rbd export --no-progress "$POOL/$MD" "$WORK/mig-lite" \
+            >/dev/null 2>&1
+        if [[ -s $WORK/mig-ref ]] && cmp -s "$WORK/mig-ref" "$WORK/mig-lite"; then
+            pass "executed migration destination reads as with librbd"
+        else
+            fail "executed migration destination reads as with librbd"
+        fi
+        for whole in 0 1; do
+            cmp_diff "executed migration whole=$whole" "$MD" - - 0 $((16 * M)) \
+                "$whole"
+            cmp_diff "executed migration from=m1 whole=$whole" "$MD" - m1 0 \
+                $((16 * M)) "$whole"
+        done
+        expect "executed migration destination: writes refused" \
+            "write/owners failed: -30" env RBDLITE_QUIET=1 "$LITE" "$POOL" \
+            write-hold "$MD" 0
+        rbd migration commit --no-progress "$POOL/$MD" >>"$WORK/mig.log" 2>&1 ||
+            fail "migration commit: $(tail -2 "$WORK/mig.log")"
+    else
+        sed 's/^/    | /' "$WORK/mig.log"
+        fail "migration execute"
+    fi
+else
+    IMAGES+=("$MS")
+    sed 's/^/    | /' "$WORK/mig.log"
+    fail "migration prepare"
 fi
 
 # ---- update watch --------------------------------------------------------
