@@ -158,7 +158,7 @@ static int add_obj_range(struct extlist *l, uint64_t base,
 	return 0;
 }
 
-/* ---- snapshots ------------------------------------------------------------ */
+/* ---- snapshots ----------------------------------------------------------- */
 
 /* All snapshots, ascending, with their sizes; *from_id set when from_name
  * names a user snapshot (-ENOENT otherwise). */
@@ -233,7 +233,7 @@ static const struct snapent *snap_find(const struct snapent *v, uint32_t n,
 	return NULL;
 }
 
-/* ---- fast diff ------------------------------------------------------------ */
+/* ---- fast diff ----------------------------------------------------------- */
 
 static int load_map(struct rbdl_image *img, uint64_t snap, uint8_t **bits,
 		    uint64_t *n)
@@ -400,7 +400,7 @@ out:
 	return r;
 }
 
-/* ---- per-object inspection ------------------------------------------------ */
+/* ---- per-object inspection ----------------------------------------------- */
 
 struct objinfo {
 	rados_completion_t c[2];	/* [0] at from, [1] at end */
@@ -418,7 +418,7 @@ struct objinfo {
 struct inspect {
 	struct rbdl_image *img;
 	rados_ioctx_t io[2];		/* reads at from (if any) and end */
-	rados_ioctx_t *mid;		/* exact mode: snapshots in between */
+	rados_ioctx_t *mid;		/* exact mode: snapshots between */
 	uint32_t nmid;
 	bool has_from;
 	bool whole;
@@ -570,7 +570,8 @@ out:
 /* Add the changes of one inspected object to l. */
 static int inspect_report(struct inspect *in, uint64_t objno,
 			  const struct objinfo *oi, struct extlist *l,
-			  uint64_t base, const struct rbdl_piece *p, uint32_t np)
+			  uint64_t base, const struct rbdl_piece *p,
+			  uint32_t np)
 {
 	uint64_t osz = in->img->layout.object_size;
 	bool ex0 = in->has_from && oi->r[0] == 0, ex1 = oi->r[1] == 0;
@@ -626,7 +627,7 @@ static int inspect_report(struct inspect *in, uint64_t objno,
 	return r;
 }
 
-/* ---- the walk ------------------------------------------------------------- */
+/* ---- the walk ------------------------------------------------------------ */
 
 struct period {
 	uint64_t off, len;

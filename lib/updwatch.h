@@ -36,8 +36,8 @@ struct rbdl_updwatch {
 	struct rbdl_updw_ent *list;	/* ascending handles */
 	uint64_t next_handle;
 	unsigned pending;		/* notifications to dispatch */
-	uint64_t in_cb;			/* handle whose callback runs, or 0 */
-	bool own_watch;			/* header watch of our own (read-only) */
+	uint64_t in_cb;			/* in a callback, or 0 */
+	bool own_watch;			/* our own header watch */
 	uint64_t own_cookie;
 };
 
