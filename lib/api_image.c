@@ -17,6 +17,7 @@
 #include "rbdlite.h"
 
 #include "codec.h"
+#include "diff.h"
 #include "image.h"
 #include "internal.h"
 
@@ -372,14 +373,21 @@ RBDL_API int rbd_resize(rbd_image_t image, uint64_t size)
 	UNSUPPORTED(image, size);
 }
 
+/*
+ * Changed extents since fromsnapname (NULL: since creation) up to the open
+ * version, in [ofs, ofs + len): see diff.c.  include_parent has no effect:
+ * librbdlite opens no image whose parent still backs data.
+ */
 RBDL_API int rbd_diff_iterate2(rbd_image_t image, const char *fromsnapname,
 			       uint64_t ofs, uint64_t len,
 			       uint8_t include_parent, uint8_t whole_object,
 			       int (*cb)(uint64_t, size_t, int, void *),
 			       void *arg)
 {
-	UNSUPPORTED(image, fromsnapname, ofs, len, include_parent,
-		    whole_object, cb, arg);
+	GET_IMAGE(img, image);
+	(void)include_parent;
+	return rbdl_diff_iterate(img, fromsnapname, ofs, len, whole_object != 0,
+				 cb, arg);
 }
 
 RBDL_API int rbd_snap_create(rbd_image_t image, const char *snapname)
@@ -402,15 +410,27 @@ RBDL_API int rbd_snap_set(rbd_image_t image, const char *snapname)
 	UNSUPPORTED(image, snapname);
 }
 
+/*
+ * Call watch_cb(arg) after every header update of the image (resize,
+ * snapshot changes, ... by any client, this one included), on a notifier
+ * thread of the image: see updwatch.h.  *handle identifies the watch for
+ * rbd_update_unwatch, which returns -ENOENT for an unknown handle and
+ * waits for a running callback of the handle.  Watches still registered
+ * at rbd_close are dropped.
+ */
 RBDL_API int rbd_update_watch(rbd_image_t image, uint64_t *handle,
 			      rbd_update_callback_t watch_cb, void *arg)
 {
-	UNSUPPORTED(image, handle, watch_cb, arg);
+	GET_IMAGE(img, image);
+	if (!handle || !watch_cb)
+		return -EINVAL;
+	return rbdl_updw_register(img, handle, watch_cb, arg);
 }
 
 RBDL_API int rbd_update_unwatch(rbd_image_t image, uint64_t handle)
 {
-	UNSUPPORTED(image, handle);
+	GET_IMAGE(img, image);
+	return rbdl_updw_unregister(img, handle);
 }
 
 RBDL_API int rbd_is_exclusive_lock_owner(rbd_image_t image, int *is_owner)
@@ -437,11 +457,36 @@ RBDL_API int rbd_lock_release(rbd_image_t image)
 	return rbdl_lock_release_user(img);
 }
 
+/*
+ * The exclusive lock's owner (at most one, mode EXCLUSIVE), as librbd:
+ * -ENOENT when unlocked, -EINVAL without a managed lock on this open
+ * (feature off, read-only), -ERANGE with *max_lock_owners set to the
+ * count when the array is too small.  Free with
+ * rbd_lock_get_owners_cleanup.
+ */
 RBDL_API int rbd_lock_get_owners(rbd_image_t image,
 				 rbd_lock_mode_t *lock_mode,
 				 char **lock_owners, size_t *max_lock_owners)
 {
-	UNSUPPORTED(image, lock_mode, lock_owners, max_lock_owners);
+	char owner[160];
+	int r;
+
+	GET_IMAGE(img, image);
+	if (!lock_mode || !max_lock_owners)
+		return -EINVAL;
+	r = rbdl_lock_get_owner(img, owner, sizeof(owner));
+	if (r < 0)
+		return r;
+	*lock_mode = RBD_LOCK_MODE_EXCLUSIVE;
+	if (*max_lock_owners < 1 || !lock_owners) {
+		*max_lock_owners = 1;
+		return -ERANGE;
+	}
+	lock_owners[0] = strdup(owner);
+	if (!lock_owners[0])
+		return -ENOMEM;
+	*max_lock_owners = 1;
+	return 0;
 }
 
 RBDL_API void rbd_lock_get_owners_cleanup(char **lock_owners,
@@ -453,10 +498,22 @@ RBDL_API void rbd_lock_get_owners_cleanup(char **lock_owners,
 	}
 }
 
+/*
+ * Break another client's exclusive lock (lock_owner as returned by
+ * rbd_lock_get_owners): the owner is blocklisted, then its lock broken,
+ * as librbd's lock_break.  -EOPNOTSUPP unless RBD_LOCK_MODE_EXCLUSIVE,
+ * -EROFS on read-only opens, -EINVAL without the feature, -EBUSY if we
+ * own the lock or lock_owner is not the owner, -ENOENT if unlocked.
+ */
 RBDL_API int rbd_lock_break(rbd_image_t image, rbd_lock_mode_t lock_mode,
 			    const char *lock_owner)
 {
-	UNSUPPORTED(image, lock_mode, lock_owner);
+	GET_IMAGE(img, image);
+	if (lock_mode != RBD_LOCK_MODE_EXCLUSIVE)
+		return -EOPNOTSUPP;
+	if (!lock_owner)
+		return -EINVAL;
+	return rbdl_lock_break_owner(img, lock_owner);
 }
 
 RBDL_API int rbd_metadata_get(rbd_image_t image, const char *key, char *value,

@@ -10,7 +10,9 @@
  * What librbdlite does with the image is decided here, once, and refreshed
  * when the header changes:
  *   - incompatible features it does not understand, or an image that is
- *     being migrated: open fails with -ENOSYS (librbd's errno);
+ *     being migrated (except the destination of a migration whose
+ *     execution finished, which is read-only): open fails with -ENOSYS
+ *     (librbd's errno);
  *   - a clone whose parent still backs data (overlap > 0): open fails with
  *     -ENOSYS, since reads would need the parent (not implemented yet);
  *   - format 1 images: open fails with -EOPNOTSUPP;
@@ -387,6 +389,48 @@ static int find_snap(struct rbdl_image *img, const char *snap_name,
 	return -ENOENT;
 }
 
+/*
+ * A migrating image is readable without its source only as the
+ * destination of a migration whose execution finished (every object has
+ * been copied; the source no longer backs anything).  migration_get
+ * reply: MigrationSpec, ENCODE_START(3, 1) { u8 header_type (1 source,
+ * 2 destination), s64 pool, string namespace, string name, string id,
+ * map<u64,u64> snap_seqs, u64 overlap, bool flatten, bool mirroring,
+ * u8 state (4 = executed), ... }.
+ */
+static int migration_readable(struct rbdl_image *img)
+{
+	struct rbdl_dec d;
+	const uint8_t *end;
+	uint8_t type, state;
+	uint32_t n, len;
+	char *out;
+	size_t outlen;
+	int r = cls_call(img->md_io, img->header_oid, "rbd", "migration_get",
+			 NULL, 0, &out, &outlen);
+
+	if (r < 0)
+		return r;
+	rbdl_dec_init(&d, out, outlen);
+	rbdl_dec_struct_start(&d, 3, &end);
+	type = rbdl_dec_u8(&d);
+	rbdl_dec_u64(&d);			/* pool */
+	for (int i = 0; i < 3; i++)		/* namespace, name, id */
+		rbdl_dec_bytes(&d, &len);
+	n = rbdl_dec_u32(&d);			/* snap_seqs */
+	for (uint32_t i = 0; i < n && !d.err; i++)
+		rbdl_dec_skip(&d, 16);
+	rbdl_dec_u64(&d);			/* overlap */
+	rbdl_dec_u8(&d);			/* flatten */
+	rbdl_dec_u8(&d);			/* mirroring */
+	state = rbdl_dec_u8(&d);
+	r = d.err;
+	rados_buffer_free(out);
+	if (r < 0)
+		return r;
+	return type == 2 && state == 4 ? 0 : -ENOSYS;
+}
+
 /* Why writes must be refused for these features (0 if they are fine). */
 static int write_gate(struct rbdl_image *img, uint64_t features)
 {
@@ -447,9 +491,11 @@ static void watch_cb(void *arg, uint64_t notify_id, uint64_t handle,
 	 * Release: pairs with the acquire in maybe_refresh. */
 	bool ok = rbdl_decode_notify(data, data_len, &m) == 0;
 
-	if (!ok || m.op == RBDL_NOTIFY_HEADER_UPDATE)
+	if (!ok || m.op == RBDL_NOTIFY_HEADER_UPDATE) {
 		atomic_fetch_add_explicit(&img->refresh_seq, 1,
 					  memory_order_release);
+		rbdl_updw_notify(img);	/* rbd_update_watch callbacks */
+	}
 	/* Ack promptly, whatever it is: a peer waits for every watcher.
 	 * With the exclusive lock, the lock code decides the reply. */
 	if (ok && atomic_load(&img->lk.state) != RBDL_LOCK_DISABLED)
@@ -499,6 +545,8 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 		}
 		rbdl_lock_rewatched(img, cookie);
 		img->watching = true;
+		/* Updates may have been missed while unwatched. */
+		rbdl_updw_notify(img);
 	}
 	r = read_size(img, RBDL_NOSNAP, &order, &size);
 	if (r < 0)
@@ -512,6 +560,9 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 	r = read_snapcontext(img, &seq, &snaps, &n);
 	if (r < 0)
 		goto out;
+	/* Only an executed migration's destination opens (image_load);
+	 * its writes stay refused by write_gate. */
+	incompat &= ~(uint64_t)RBD_FEATURE_MIGRATING;
 	if (incompat & ~(uint64_t)RBDL_READ_SUPPORTED) {
 		rbdl_log("image %s gained unsupported features 0x%" PRIx64
 			 "; refusing further writes", img->name, incompat);
@@ -568,6 +619,7 @@ static void image_free(struct rbdl_image *img)
 		/* No watch callback may still run with img. */
 		rados_watch_flush(img->cluster);
 	}
+	rbdl_updw_shutdown(img);
 	rados_ioctx_t wr = atomic_load(&img->wr_io);
 
 	if (wr)
@@ -650,8 +702,12 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 	r = read_features(img, &features, &incompat);
 	if (r < 0)
 		goto out;
-	if ((incompat & ~(uint64_t)RBDL_READ_SUPPORTED) ||
-	    (features & RBD_FEATURE_MIGRATING)) {
+	if ((features & RBD_FEATURE_MIGRATING) &&
+	    migration_readable(img) == 0)
+		incompat &= ~(uint64_t)RBD_FEATURE_MIGRATING;
+	else if (features & RBD_FEATURE_MIGRATING)
+		incompat |= RBD_FEATURE_MIGRATING;
+	if (incompat & ~(uint64_t)RBDL_READ_SUPPORTED) {
 		rbdl_log("image %s has features 0x%" PRIx64
 			 " that librbdlite does not support",
 			 img->name, features);
@@ -783,6 +839,7 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 	if (!img)
 		return -ENOMEM;
 	img->read_only = read_only;
+	rbdl_updw_init(img);
 	pthread_mutex_init(&img->refresh_lock, NULL);
 	pthread_mutex_init(&img->fq.lock, NULL);
 	atomic_init(&img->wr_io, NULL);
@@ -797,6 +854,7 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 	if (r < 0) {
 		pthread_mutex_destroy(&img->fq.lock);
 		pthread_mutex_destroy(&img->refresh_lock);
+		rbdl_updw_shutdown(img);
 		free(img);
 		return r;
 	}

@@ -33,6 +33,7 @@
 #include "lock.h"
 #include "objmap.h"
 #include "striper.h"
+#include "updwatch.h"
 
 #define RBDL_HANDLE_OPEN 0x52424449u	/* "RBDI" */
 #define RBDL_HANDLE_CLOSED 0x52424458u
@@ -108,6 +109,7 @@ struct rbdl_image {
 	struct rbdl_delivery dl;
 	struct rbdl_lock lk;		/* exclusive lock (lock.h) */
 	struct rbdl_objmap om;		/* HEAD object map (objmap.h) */
+	struct rbdl_updwatch uw;	/* rbd_update_watch (updwatch.h) */
 };
 
 /* Open; on success *out is a new handle.  Negative errno on failure. */

@@ -629,3 +629,89 @@ int rbdl_lock_release_user(struct rbdl_image *img)
 	pthread_mutex_unlock(&lk->mu);
 	return 0;
 }
+
+/* ---- owner queries (rbd_lock_get_owners / rbd_lock_break) --------------- */
+
+/*
+ * The managed lock's current owner, as librbd's GetLockerRequest sees it:
+ * 0 and *li filled (free with rbdl_lock_info_free), -ENOENT when nobody
+ * holds it, -EBUSY when it is held by something that is not a managed
+ * exclusive lock (foreign tag, shared, unknown cookie).
+ */
+static int get_locker(struct rbdl_image *img, struct rbdl_lock_info *li)
+{
+	uint64_t h;
+	int r = rbdl_lockobj_info(img->md_io, img->header_oid, li);
+
+	if (r < 0)
+		return r;
+	if (li->n_lockers == 0) {
+		rbdl_lock_info_free(li);
+		return -ENOENT;
+	}
+	if (strcmp(li->tag ? li->tag : "", LOCK_TAG) ||
+	    li->lock_type != RBDL_LOCK_EXCLUSIVE || li->n_lockers != 1 ||
+	    parse_cookie(li->lockers[0].cookie, &h) < 0) {
+		rbdl_lock_info_free(li);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* "v2:1.2.3.4:0/5" -> "1.2.3.4:0/5" (entity_addr_t::get_legacy_str). */
+static const char *legacy_addr(const char *addr)
+{
+	if (!strncmp(addr, "v1:", 3) || !strncmp(addr, "v2:", 3))
+		return addr + 3;
+	if (!strncmp(addr, "any:", 4))
+		return addr + 4;
+	return addr;
+}
+
+int rbdl_lock_get_owner(struct rbdl_image *img, char *owner, size_t cap)
+{
+	struct rbdl_lock_info li;
+	int r;
+
+	if (atomic_load(&img->lk.state) == RBDL_LOCK_DISABLED)
+		return -EINVAL;
+	r = get_locker(img, &li);
+	if (r < 0)
+		return r;
+	snprintf(owner, cap, "%s", legacy_addr(li.lockers[0].addr));
+	rbdl_lock_info_free(&li);
+	return 0;
+}
+
+int rbdl_lock_break_owner(struct rbdl_image *img, const char *owner)
+{
+	struct rbdl_lock_info li;
+	int r;
+
+	if (img->read_only)
+		return -EROFS;
+	if (atomic_load(&img->lk.state) == RBDL_LOCK_DISABLED)
+		return -EINVAL;
+	if (rbdl_lock_is_owner(img))
+		return -EBUSY;
+	r = get_locker(img, &li);
+	if (r < 0)
+		return r;
+	const char *addr = legacy_addr(li.lockers[0].addr);
+
+	if (strcmp(addr, owner)) {
+		rbdl_lock_info_free(&li);
+		return -EBUSY;
+	}
+	/* librbd (rbd_blocklist_on_break_lock): fence the owner first, so it
+	 * cannot write after its lock is gone. */
+	r = rados_blocklist_add(img->cluster, (char *)addr, 0);
+	if (r < 0) {
+		rbdl_log("image %s: cannot blocklist lock owner %s (%d)",
+			 img->name, addr, r);
+	} else {
+		r = break_one(img->md_io, img->header_oid, &li.lockers[0]);
+	}
+	rbdl_lock_info_free(&li);
+	return r;
+}

@@ -103,6 +103,17 @@ int rbdl_lock_acquire_user(struct rbdl_image *img);
 int rbdl_lock_release_user(struct rbdl_image *img);
 bool rbdl_lock_is_owner(struct rbdl_image *img);
 
+/*
+ * rbd_lock_get_owners / rbd_lock_break: the owner is the locker's address
+ * as librbd reports it ("ip:port/nonce").  get_owner: 0, -ENOENT (not
+ * locked), -EBUSY (locked by something else), -EINVAL (no managed lock on
+ * this open: feature off or read-only).  break_owner: -EROFS, -EINVAL,
+ * -EBUSY (we own it, or owner does not match), -ENOENT (not locked); on
+ * success the owner is blocklisted and its lock broken.
+ */
+int rbdl_lock_get_owner(struct rbdl_image *img, char *owner, size_t cap);
+int rbdl_lock_break_owner(struct rbdl_image *img, const char *owner);
+
 /* cls "lock" helpers on any object (control path, synchronous). */
 int rbdl_lockobj_lock(rados_ioctx_t io, const char *oid, const char *cookie,
 		      const char *tag);

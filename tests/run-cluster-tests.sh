@@ -31,6 +31,7 @@ default_scripts="
 	test-qemu.sh
 	test-create.sh
 	test-bench.sh
+	test-diff.sh
 "
 read -r -d '' -a scripts <<<"${RBDLITE_CLUSTER_SCRIPTS-$default_scripts}"
 

@@ -1,0 +1,204 @@
+/*
+ * updwatch.c - update watchers: see updwatch.h for role and threading.
+ *
+ * The header watch callback (librados' thread) only bumps `pending` under
+ * mu and signals; the notifier thread takes one notification at a time and
+ * calls every watcher registered at that point, dropping mu around each
+ * call.  Handles only grow and the list is kept ascending, so after a call
+ * the walk resumes at the first handle above the one just called, which
+ * stays correct when watchers come and go meanwhile.
+ *
+ * Read-write HEAD opens already watch the header (image.c forwards its
+ * HEADER_UPDATEs here).  Read-only and snapshot opens do not; for them the
+ * first registration adds a header watch of our own that only acks and
+ * forwards, so their metadata is untouched (a snapshot stays a snapshot).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "codec.h"
+#include "image.h"
+#include "internal.h"
+#include "updwatch.h"
+
+struct rbdl_updw_ent {
+	struct rbdl_updw_ent *next;
+	uint64_t handle;
+	void (*cb)(void *);
+	void *arg;
+};
+
+void rbdl_updw_init(struct rbdl_image *img)
+{
+	struct rbdl_updwatch *uw = &img->uw;
+
+	pthread_mutex_init(&uw->mu, NULL);
+	pthread_cond_init(&uw->cv, NULL);
+	uw->running = uw->stop = uw->own_watch = false;
+	uw->list = NULL;
+	uw->next_handle = 1;
+	uw->pending = 0;
+	uw->in_cb = 0;
+}
+
+void rbdl_updw_notify(struct rbdl_image *img)
+{
+	struct rbdl_updwatch *uw = &img->uw;
+
+	pthread_mutex_lock(&uw->mu);
+	if (uw->list) {
+		uw->pending++;
+		pthread_cond_broadcast(&uw->cv);
+	}
+	pthread_mutex_unlock(&uw->mu);
+}
+
+static void *notifier(void *arg)
+{
+	struct rbdl_image *img = arg;
+	struct rbdl_updwatch *uw = &img->uw;
+
+	pthread_mutex_lock(&uw->mu);
+	for (;;) {
+		while (!uw->pending && !uw->stop)
+			pthread_cond_wait(&uw->cv, &uw->mu);
+		if (uw->stop)
+			break;
+		uw->pending--;
+		uint64_t last = 0;
+
+		for (;;) {
+			struct rbdl_updw_ent *e = uw->list;
+
+			while (e && e->handle <= last)
+				e = e->next;
+			if (!e || uw->stop)
+				break;
+			void (*cb)(void *) = e->cb;
+			void *cbarg = e->arg;
+
+			last = e->handle;
+			uw->in_cb = last;
+			pthread_mutex_unlock(&uw->mu);
+			cb(cbarg);
+			pthread_mutex_lock(&uw->mu);
+			uw->in_cb = 0;
+			pthread_cond_broadcast(&uw->cv);
+		}
+	}
+	pthread_mutex_unlock(&uw->mu);
+	return NULL;
+}
+
+static void own_watch_cb(void *arg, uint64_t notify_id, uint64_t handle,
+			 uint64_t notifier_id, void *data, size_t data_len)
+{
+	struct rbdl_image *img = arg;
+	struct rbdl_notify_msg m;
+	(void)notifier_id;
+
+	if (rbdl_decode_notify(data, data_len, &m) < 0 ||
+	    m.op == RBDL_NOTIFY_HEADER_UPDATE)
+		rbdl_updw_notify(img);
+	rados_notify_ack(img->md_io, img->header_oid, notify_id, handle, NULL,
+			 0);
+}
+
+static void own_watch_err(void *arg, uint64_t cookie, int err)
+{
+	(void)cookie;
+	(void)err;
+	/* Notifications may have been lost: tell the watchers. */
+	rbdl_updw_notify(arg);
+}
+
+int rbdl_updw_register(struct rbdl_image *img, uint64_t *handle,
+		       void (*cb)(void *), void *arg)
+{
+	struct rbdl_updwatch *uw = &img->uw;
+	struct rbdl_updw_ent *e = calloc(1, sizeof(*e)), **pp;
+	int r = 0;
+
+	if (!e)
+		return -ENOMEM;
+	pthread_mutex_lock(&uw->mu);
+	if (!uw->running) {
+		if (pthread_create(&uw->thread, NULL, notifier, img)) {
+			r = -EAGAIN;
+			goto out;
+		}
+		uw->running = true;
+	}
+	if (!img->watching && !uw->own_watch) {
+		r = rados_watch2(img->md_io, img->header_oid, &uw->own_cookie,
+				 own_watch_cb, own_watch_err, img);
+		if (r < 0)
+			goto out;
+		uw->own_watch = true;
+	}
+	e->handle = uw->next_handle++;
+	e->cb = cb;
+	e->arg = arg;
+	for (pp = &uw->list; *pp; pp = &(*pp)->next)
+		;
+	*pp = e;
+	*handle = e->handle;
+	e = NULL;
+out:
+	pthread_mutex_unlock(&uw->mu);
+	free(e);
+	return r;
+}
+
+int rbdl_updw_unregister(struct rbdl_image *img, uint64_t handle)
+{
+	struct rbdl_updwatch *uw = &img->uw;
+	struct rbdl_updw_ent **pp, *e = NULL;
+
+	pthread_mutex_lock(&uw->mu);
+	for (pp = &uw->list; *pp; pp = &(*pp)->next) {
+		if ((*pp)->handle == handle) {
+			e = *pp;
+			*pp = e->next;
+			break;
+		}
+	}
+	/* A callback of this handle may be running: wait for it, unless we
+	 * are that callback. */
+	if (e && uw->running && !pthread_equal(pthread_self(), uw->thread))
+		while (uw->in_cb == handle)
+			pthread_cond_wait(&uw->cv, &uw->mu);
+	pthread_mutex_unlock(&uw->mu);
+	if (!e)
+		return -ENOENT;
+	free(e);
+	return 0;
+}
+
+void rbdl_updw_shutdown(struct rbdl_image *img)
+{
+	struct rbdl_updwatch *uw = &img->uw;
+
+	if (uw->own_watch) {
+		rados_unwatch2(img->md_io, uw->own_cookie);
+		rados_watch_flush(img->cluster);
+		uw->own_watch = false;
+	}
+	pthread_mutex_lock(&uw->mu);
+	uw->stop = true;
+	pthread_cond_broadcast(&uw->cv);
+	pthread_mutex_unlock(&uw->mu);
+	if (uw->running)
+		pthread_join(uw->thread, NULL);
+	uw->running = false;
+	while (uw->list) {
+		struct rbdl_updw_ent *e = uw->list;
+
+		uw->list = e->next;
+		free(e);
+	}
+	pthread_cond_destroy(&uw->cv);
+	pthread_mutex_destroy(&uw->mu);
+}
