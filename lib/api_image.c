@@ -19,6 +19,7 @@
 #include "codec.h"
 #include "image.h"
 #include "internal.h"
+#include "maint.h"
 
 RBDL_API void rbd_version(int *major, int *minor, int *extra)
 {
@@ -349,6 +350,38 @@ RBDL_API int rbd_snap_exists(rbd_image_t image, const char *snapname,
 	return 0;
 }
 
+/* ---- resize and snapshot operations (maint.c) ------------------------------------ */
+
+RBDL_API int rbd_resize(rbd_image_t image, uint64_t size)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_resize(img, size);
+}
+
+RBDL_API int rbd_snap_create(rbd_image_t image, const char *snapname)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_snap_create(img, snapname);
+}
+
+RBDL_API int rbd_snap_remove(rbd_image_t image, const char *snapname)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_snap_remove(img, snapname);
+}
+
+RBDL_API int rbd_snap_rollback(rbd_image_t image, const char *snapname)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_snap_rollback(img, snapname);
+}
+
+RBDL_API int rbd_snap_set(rbd_image_t image, const char *snapname)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_snap_set(img, snapname);
+}
+
 /* ---- not implemented yet ------------------------------------------------------ */
 
 /*
@@ -477,11 +510,6 @@ RBDL_API int rbd_image_options_is_empty(rbd_image_options_t opts)
 	return 1;
 }
 
-RBDL_API int rbd_resize(rbd_image_t image, uint64_t size)
-{
-	UNSUPPORTED(image, size);
-}
-
 RBDL_API int rbd_diff_iterate2(rbd_image_t image, const char *fromsnapname,
 			       uint64_t ofs, uint64_t len,
 			       uint8_t include_parent, uint8_t whole_object,
@@ -490,26 +518,6 @@ RBDL_API int rbd_diff_iterate2(rbd_image_t image, const char *fromsnapname,
 {
 	UNSUPPORTED(image, fromsnapname, ofs, len, include_parent,
 		    whole_object, cb, arg);
-}
-
-RBDL_API int rbd_snap_create(rbd_image_t image, const char *snapname)
-{
-	UNSUPPORTED(image, snapname);
-}
-
-RBDL_API int rbd_snap_remove(rbd_image_t image, const char *snapname)
-{
-	UNSUPPORTED(image, snapname);
-}
-
-RBDL_API int rbd_snap_rollback(rbd_image_t image, const char *snapname)
-{
-	UNSUPPORTED(image, snapname);
-}
-
-RBDL_API int rbd_snap_set(rbd_image_t image, const char *snapname)
-{
-	UNSUPPORTED(image, snapname);
 }
 
 RBDL_API int rbd_update_watch(rbd_image_t image, uint64_t *handle,

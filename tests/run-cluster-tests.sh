@@ -20,7 +20,7 @@ fi
 progs=(check_open check_io)
 # RBDLITE_CLUSTER_SCRIPTS overrides the shell tests (set it empty to run
 # only the Check programs, e.g. in sanitizer builds).
-read -r -a scripts <<<"${RBDLITE_CLUSTER_SCRIPTS-test-edgecases.sh test-compat.sh test-rbd-cli.sh test-fio-preload.sh test-exclusive-lock.sh test-valgrind.sh}"
+read -r -a scripts <<<"${RBDLITE_CLUSTER_SCRIPTS-test-edgecases.sh test-compat.sh test-rbd-cli.sh test-fio-preload.sh test-exclusive-lock.sh test-valgrind.sh test-snapops.sh}"
 
 if [ $# -gt 0 ]; then
 	progs=() scripts=()
