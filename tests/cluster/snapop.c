@@ -12,6 +12,9 @@
  *   size N               rbd_get_size must give N
  *   resize N | snapc NAME | snaprm NAME | rollback NAME
  *   snapset NAME         (NAME "-" means HEAD)
+ *   aiowrite OFF LEN BYTE  rbd_aio_write in 1 MiB pieces, not waited for
+ *   wait X               wait for every aiowrite (X is ignored); returns
+ *                        the first error
  *   expect E             the next command must return E (a negative errno;
  *                        for write, the first rbd_write's return); default 0
  * Sizes accept a K, M or G suffix.  Exit status 0 if every command gave
@@ -60,6 +63,52 @@ static int do_write(rbd_image_t im, uint64_t off, uint64_t len, int byte)
 		len -= n;
 	}
 	return 0;
+}
+
+/* Writes submitted by aiowrite and not yet waited for. */
+static rbd_completion_t pending[4096];
+static int npending;
+
+static int do_aiowrite(rbd_image_t im, uint64_t off, uint64_t len, int byte)
+{
+	static char buf[CHUNK * 4];
+
+	memset(buf + (byte & 3) * CHUNK, byte, CHUNK);
+	while (len) {
+		size_t n = len < CHUNK ? (size_t)len : CHUNK;
+		int r;
+
+		if (npending == (int)(sizeof(pending) / sizeof(pending[0])))
+			return -ENOSPC;
+		r = rbd_aio_create_completion(NULL, NULL, &pending[npending]);
+		if (r < 0)
+			return r;
+		/* librbdlite copies write data at submission. */
+		r = rbd_aio_write(im, off, n, buf + (byte & 3) * CHUNK,
+				  pending[npending]);
+		if (r < 0)
+			return r;
+		npending++;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int do_wait(void)
+{
+	int first = 0;
+
+	for (int i = 0; i < npending; i++) {
+		rbd_aio_wait_for_complete(pending[i]);
+		int r = (int)rbd_aio_get_return_value(pending[i]);
+
+		if (r < 0 && !first)
+			first = r;
+		rbd_aio_release(pending[i]);
+	}
+	npending = 0;
+	return first;
 }
 
 static int do_check(rbd_image_t im, uint64_t off, uint64_t len, int byte)
@@ -130,7 +179,10 @@ int main(int argc, char **argv)
 	}
 	for (int i = optind + 2; i < argc; i++) {
 		const char *c = argv[i];
-		int nargs = !strcmp(c, "write") || !strcmp(c, "check") ? 3 : 1;
+		int nargs = !strcmp(c, "write") || !strcmp(c, "check") ||
+					    !strcmp(c, "aiowrite")
+				    ? 3
+				    : 1;
 
 		if (i + nargs >= argc) {
 			fprintf(stderr, "snapop: %s: missing arguments\n", c);
@@ -146,6 +198,11 @@ int main(int argc, char **argv)
 		if (!strcmp(c, "write"))
 			r = do_write(im, num(a), num(argv[i + 2]),
 				     (int)num(argv[i + 3]));
+		else if (!strcmp(c, "aiowrite"))
+			r = do_aiowrite(im, num(a), num(argv[i + 2]),
+					(int)num(argv[i + 3]));
+		else if (!strcmp(c, "wait"))
+			r = do_wait();
 		else if (!strcmp(c, "check"))
 			r = do_check(im, num(a), num(argv[i + 2]),
 				     (int)num(argv[i + 3]));
@@ -180,6 +237,8 @@ int main(int argc, char **argv)
 		expect = 0;
 		i += nargs;
 	}
+	if (npending && do_wait() < 0)
+		fails++;
 	rbd_close(im);
 	rados_ioctx_destroy(io);
 	rados_shutdown(cl);
