@@ -18,7 +18,8 @@
  *     object-map, fast-diff, journaling, non-primary): open succeeds, reads
  *     work, every write-type request completes with -EROFS;
  *   - read-only and snapshot opens: write-type requests complete with
- *     -EROFS, as in librbd.
+ *     -EROFS, as in librbd; rbd_snap_set moves a read-write open to a
+ *     snapshot (read-only then) and back (rbdl_image_set_snap).
  *
  * Threading and ownership: see image.h.  Control-path calls here are
  * synchronous rados calls; none runs inside a librados callback.

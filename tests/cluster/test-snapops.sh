@@ -238,7 +238,7 @@ snaps() {
 # compare_twins KIND LITE REF DATAPOOL OBJMAP: everything librbd and the
 # CLI can see must be identical.
 compare_twins() {
-    local kind=$1 l=$2 r=$3 dpool=$4 om=$5 what bad= s f
+    local kind=$1 l=$2 r=$3 dpool=$4 om=$5 what bad='' s f a b
     snaps "$l" >"$TMP/snaps.l"
     snaps "$r" >"$TMP/snaps.r"
     cmp -s "$TMP/snaps.l" "$TMP/snaps.r" || bad+=" snap-ls"
