@@ -201,14 +201,16 @@ static void notify_update(struct rbdl_image *img)
 }
 
 /* Our own view: refresh now (size, snapshot context, write context) and
- * reload the HEAD object map we hold. */
+ * reload the HEAD object map if we changed it, i.e. we hold the lock with
+ * writes drained (a reload under running writes could lose a transition
+ * they are making). */
 static int refresh_now(struct rbdl_image *img)
 {
 	int r;
 
 	atomic_fetch_add_explicit(&img->refresh_seq, 1, memory_order_release);
 	r = rbdl_image_refresh_slow(img);
-	if (r == 0 && atomic_load(&img->om.loaded))
+	if (r == 0 && holds_lock(img) && atomic_load(&img->om.loaded))
 		r = rbdl_objmap_load(img, atomic_load(&img->size));
 	return r;
 }
