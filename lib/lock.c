@@ -441,7 +441,7 @@ void rbdl_lock_rewatched(struct rbdl_image *img, uint64_t new_handle)
 	}
 	pthread_mutex_lock(&lk->mu);
 	snprintf(cookie, sizeof(cookie), "auto %" PRIu64, new_handle);
-	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER) {
+	if (rbdl_lock_is_owner(img)) {	/* OWNER or MAINT */
 		uint8_t in[256];
 		long n = rbdl_encode_lock_set_cookie(in, sizeof(in), LOCK_NAME,
 						     RBDL_LOCK_EXCLUSIVE,
