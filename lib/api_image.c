@@ -20,6 +20,7 @@
 #include "diff.h"
 #include "image.h"
 #include "internal.h"
+#include "maint.h"
 
 RBDL_API void rbd_version(int *major, int *minor, int *extra)
 {
@@ -350,6 +351,38 @@ RBDL_API int rbd_snap_exists(rbd_image_t image, const char *snapname,
 	return 0;
 }
 
+/* ---- resize and snapshot operations (maint.c) ------------------------------------ */
+
+RBDL_API int rbd_resize(rbd_image_t image, uint64_t size)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_resize(img, size);
+}
+
+RBDL_API int rbd_snap_create(rbd_image_t image, const char *snapname)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_snap_create(img, snapname);
+}
+
+RBDL_API int rbd_snap_remove(rbd_image_t image, const char *snapname)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_snap_remove(img, snapname);
+}
+
+RBDL_API int rbd_snap_rollback(rbd_image_t image, const char *snapname)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_snap_rollback(img, snapname);
+}
+
+RBDL_API int rbd_snap_set(rbd_image_t image, const char *snapname)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_snap_set(img, snapname);
+}
+
 /* ---- not implemented yet ------------------------------------------------------ */
 
 /*
@@ -368,11 +401,6 @@ static void unused_args(int dummy, ...)
 		return -EOPNOTSUPP;                                      \
 	} while (0)
 
-RBDL_API int rbd_resize(rbd_image_t image, uint64_t size)
-{
-	UNSUPPORTED(image, size);
-}
-
 /*
  * Changed extents since fromsnapname (NULL: since creation) up to the open
  * version, in [ofs, ofs + len): see diff.c.  include_parent has no effect:
@@ -388,26 +416,6 @@ RBDL_API int rbd_diff_iterate2(rbd_image_t image, const char *fromsnapname,
 	(void)include_parent;
 	return rbdl_diff_iterate(img, fromsnapname, ofs, len, whole_object != 0,
 				 cb, arg);
-}
-
-RBDL_API int rbd_snap_create(rbd_image_t image, const char *snapname)
-{
-	UNSUPPORTED(image, snapname);
-}
-
-RBDL_API int rbd_snap_remove(rbd_image_t image, const char *snapname)
-{
-	UNSUPPORTED(image, snapname);
-}
-
-RBDL_API int rbd_snap_rollback(rbd_image_t image, const char *snapname)
-{
-	UNSUPPORTED(image, snapname);
-}
-
-RBDL_API int rbd_snap_set(rbd_image_t image, const char *snapname)
-{
-	UNSUPPORTED(image, snapname);
 }
 
 /*

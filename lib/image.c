@@ -20,7 +20,8 @@
  *     object-map, fast-diff, journaling, non-primary): open succeeds, reads
  *     work, every write-type request completes with -EROFS;
  *   - read-only and snapshot opens: write-type requests complete with
- *     -EROFS, as in librbd.
+ *     -EROFS, as in librbd; rbd_snap_set moves a read-write open to a
+ *     snapshot (read-only then) and back (rbdl_image_set_snap).
  *
  * Threading and ownership: see image.h.  Control-path calls here are
  * synchronous rados calls; none runs inside a librados callback.
@@ -41,10 +42,6 @@
 
 #define RBDL_OID_PREFIX_MAX 96
 
-/* Features whose state a writer must maintain and librbdlite cannot yet. */
-#define RBDL_WRITE_UNSUPPORTED                                               \
-	(RBD_FEATURE_JOURNALING | RBD_FEATURE_NON_PRIMARY |                  \
-	 RBD_FEATURE_MIGRATING | RBD_FEATURE_DIRTY_CACHE)
 /* Incompatible features a reader understands. */
 #define RBDL_READ_SUPPORTED                                                  \
 	(RBD_FEATURE_LAYERING | RBD_FEATURE_STRIPINGV2 | RBD_FEATURE_DATA_POOL)
@@ -551,6 +548,16 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 	r = read_size(img, RBDL_NOSNAP, &order, &size);
 	if (r < 0)
 		goto out;
+	if (img->snap_id != RBDL_NOSNAP) {
+		/* rbd_snap_set: the size is the snapshot's (kept if the
+		 * snapshot was removed meanwhile, as librbd keeps reading). */
+		uint64_t ssize;
+
+		if (read_size(img, img->snap_id, &order, &ssize) == 0)
+			size = ssize;
+		else
+			size = atomic_load(&img->size);
+	}
 	r = read_features(img, &features, &incompat);
 	if (r < 0)
 		goto out;
@@ -611,6 +618,80 @@ out:
 	return r;
 }
 
+/* An image opened at a snapshot comes back to HEAD writable (librbd):
+ * give it what a read-write open has.  Called with maint_mu held. */
+static int become_writable(struct rbdl_image *img)
+{
+	rados_ioctx_t wio;
+	int r;
+
+	pthread_mutex_lock(&img->refresh_lock);
+	r = make_write_io(img, img->snap_seq, img->snaps, img->nsnaps, &wio);
+	if (r == 0)
+		atomic_store_explicit(&img->wr_io, wio, memory_order_release);
+	pthread_mutex_unlock(&img->refresh_lock);
+	if (r < 0)
+		return r;
+	if (!img->watching) {
+		r = rados_watch2(img->md_io, img->header_oid,
+				 &img->watch_cookie, watch_cb, watch_err_cb,
+				 img);
+		if (r < 0)
+			return r;
+		img->watching = true;
+	}
+	pthread_mutex_lock(&img->refresh_lock);
+	img->read_only = false;
+	pthread_mutex_unlock(&img->refresh_lock);
+	/* The lock was set up disabled (read-only then); no thread ran and
+	 * the watch callback only looks at the DISABLED state. */
+	rbdl_lock_shutdown(img);
+	return rbdl_lock_init(img);
+}
+
+int rbdl_image_set_snap(struct rbdl_image *img, const char *snap_name)
+{
+	uint64_t id = RBDL_NOSNAP, size = 0;
+	char *name = NULL;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	if (snap_name) {
+		pthread_mutex_lock(&img->refresh_lock);
+		r = find_snap(img, snap_name, &id, &size);
+		pthread_mutex_unlock(&img->refresh_lock);
+		if (r < 0)
+			return r;
+		name = strdup(snap_name);
+		if (!name)
+			return -ENOMEM;
+		/* librbd shuts the exclusive lock down at a snapshot; the
+		 * HEAD object map must not answer snapshot reads either. */
+		rbdl_lock_drop(img);
+	} else if (!img->open_ro && !atomic_load(&img->wr_io)) {
+		r = become_writable(img);
+		if (r < 0)
+			return r;
+	}
+	pthread_mutex_lock(&img->refresh_lock);
+	free(img->snap_name);
+	img->snap_name = name;
+	img->snap_id = id;
+	img->read_only = img->open_ro || id != RBDL_NOSNAP;
+	rados_ioctx_snap_set_read(img->rd_io, id == RBDL_NOSNAP
+						  ? LIBRADOS_SNAP_HEAD
+						  : id);
+	atomic_store_explicit(&img->at_snap, id != RBDL_NOSNAP,
+			      memory_order_relaxed);
+	if (id != RBDL_NOSNAP)
+		atomic_store_explicit(&img->size, size, memory_order_release);
+	pthread_mutex_unlock(&img->refresh_lock);
+	/* Size and write gate follow from the new view. */
+	atomic_fetch_add_explicit(&img->refresh_seq, 1, memory_order_release);
+	return rbdl_image_refresh_slow(img);
+}
+
 static void image_free(struct rbdl_image *img)
 {
 	rbdl_lock_shutdown(img);	/* releases the lock if we hold it */
@@ -641,6 +722,7 @@ static void image_free(struct rbdl_image *img)
 	rbdl_delivery_destroy(&img->dl);
 	pthread_mutex_destroy(&img->fq.lock);
 	pthread_mutex_destroy(&img->refresh_lock);
+	pthread_mutex_destroy(&img->maint_mu);
 	free(img->snaps);
 	free(img->name);
 	free(img->id);
@@ -768,6 +850,7 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 			goto out;
 		}
 		img->read_only = true;
+		atomic_store(&img->at_snap, true);
 	}
 	r = read_u64_method(img, "get_flags", img->snap_id, &flags);
 	if (r < 0)
@@ -840,6 +923,9 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 		return -ENOMEM;
 	img->read_only = read_only;
 	rbdl_updw_init(img);
+	img->open_ro = read_only;
+	atomic_init(&img->at_snap, false);
+	pthread_mutex_init(&img->maint_mu, NULL);
 	pthread_mutex_init(&img->refresh_lock, NULL);
 	pthread_mutex_init(&img->fq.lock, NULL);
 	atomic_init(&img->wr_io, NULL);
@@ -855,6 +941,7 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 		pthread_mutex_destroy(&img->fq.lock);
 		pthread_mutex_destroy(&img->refresh_lock);
 		rbdl_updw_shutdown(img);
+		pthread_mutex_destroy(&img->maint_mu);
 		free(img);
 		return r;
 	}

@@ -35,6 +35,12 @@
 #include "striper.h"
 #include "updwatch.h"
 
+/* Features whose state a writer must maintain and librbdlite cannot yet
+ * (writes and maintenance operations fail with -EROFS). */
+#define RBDL_WRITE_UNSUPPORTED                                               \
+	(RBD_FEATURE_JOURNALING | RBD_FEATURE_NON_PRIMARY |                  \
+	 RBD_FEATURE_MIGRATING | RBD_FEATURE_DIRTY_CACHE)
+
 #define RBDL_HANDLE_OPEN 0x52424449u	/* "RBDI" */
 #define RBDL_HANDLE_CLOSED 0x52424458u
 
@@ -74,13 +80,19 @@ struct rbdl_image {
 	char *id;
 	char *header_oid;
 	char *object_prefix;
-	char *snap_name;		/* NULL for HEAD */
-	uint64_t snap_id;		/* RBDL_NOSNAP for HEAD */
+	char *snap_name;		/* NULL for HEAD (*) */
+	uint64_t snap_id;		/* RBDL_NOSNAP for HEAD (*) */
 	struct rbdl_layout layout;
 	uint64_t stripe_unit;		/* as stored (layout may normalise) */
 	int64_t data_pool_id;		/* -1: data in the metadata pool */
 	int64_t md_pool_id;
-	bool read_only;			/* rbd_open_read_only or a snapshot */
+	bool read_only;			/* open_ro or at a snapshot (*) */
+	bool open_ro;			/* rbd_open_read_only */
+	/* (*) changed only by rbd_snap_set, under refresh_lock and
+	 * maint_mu; at_snap mirrors snap_id != NOSNAP for the I/O path
+	 * (relaxed: reads racing with rbd_snap_set are unordered anyway). */
+	atomic_bool at_snap;
+	pthread_mutex_t maint_mu;	/* serializes maintenance ops */
 	atomic_int write_error;		/* 0, or why writes are refused */
 
 	/* mutable, published for the I/O path */
@@ -149,6 +161,17 @@ int rbdl_cls_write(rados_ioctx_t io, const char *oid, const char *cls,
  */
 int rbdl_image_cls(struct rbdl_image *img, const char *method, const void *in,
 		   size_t inlen, char **out, size_t *outlen);
+
+/*
+ * rbd_snap_set: switch the read view to snapshot snap_name (NULL: back to
+ * HEAD).  In-flight I/O is drained first (caller holds maint_mu).  At a
+ * snapshot, writes fail with -EROFS and the size is the snapshot's; the
+ * exclusive lock is released as librbd does.  Back at HEAD a non-read-only
+ * open is writable again (an image opened at a snapshot gets its write
+ * context, header watch and lock machinery now).  -ENOENT: no such user
+ * snapshot.
+ */
+int rbdl_image_set_snap(struct rbdl_image *img, const char *snap_name);
 
 /* Bring metadata up to date if a header notification arrived. */
 int rbdl_image_refresh_slow(struct rbdl_image *img);

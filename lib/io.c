@@ -702,6 +702,8 @@ static void obj_start(struct rbdl_objreq *o, bool in_submit)
 		/* While we own the lock nobody else writes: an object the
 		 * valid map says does not exist reads as zeros, no I/O. */
 		if (atomic_load_explicit(&om->loaded, memory_order_acquire) &&
+		    !atomic_load_explicit(&req->img->at_snap,
+					  memory_order_relaxed) &&
 		    !atomic_load(&om->invalid) &&
 		    rbdl_objmap_get(om, o->objno) == RBDL_OBJ_NONEXISTENT &&
 		    o->objno < om->nobjs) {

@@ -326,7 +326,10 @@ static void *control_thread(void *arg)
 		}
 		if (lk->stop)
 			break;
-		lk->want_release = false;
+		/* A release asked for during a maintenance op is honoured
+		 * once it ends (MAINT -> OWNER). */
+		if (st != RBDL_LOCK_MAINT)
+			lk->want_release = false;
 		if (st == RBDL_LOCK_UNLOCKED && (lk->bh || lk->want_acquire)) {
 			atomic_store(&lk->state, RBDL_LOCK_ACQUIRING);
 			pthread_mutex_unlock(&lk->mu);
@@ -438,7 +441,7 @@ void rbdl_lock_rewatched(struct rbdl_image *img, uint64_t new_handle)
 	}
 	pthread_mutex_lock(&lk->mu);
 	snprintf(cookie, sizeof(cookie), "auto %" PRIu64, new_handle);
-	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER) {
+	if (rbdl_lock_is_owner(img)) {	/* OWNER or MAINT */
 		uint8_t in[256];
 		long n = rbdl_encode_lock_set_cookie(in, sizeof(in), LOCK_NAME,
 						     RBDL_LOCK_EXCLUSIVE,
@@ -505,8 +508,12 @@ void rbdl_lock_write_end(struct rbdl_image *img)
 	if (atomic_load_explicit(&lk->state, memory_order_relaxed) ==
 	    RBDL_LOCK_DISABLED)
 		return;
+	int st;
+
+	/* The releaser and a maintenance op both wait for the drain. */
 	if (atomic_fetch_sub(&lk->writes, 1) == 1 &&
-	    atomic_load(&lk->state) == RBDL_LOCK_RELEASING) {
+	    ((st = atomic_load(&lk->state)) == RBDL_LOCK_RELEASING ||
+	     st == RBDL_LOCK_MAINT)) {
 		pthread_mutex_lock(&lk->mu);
 		pthread_cond_broadcast(&lk->cv);
 		pthread_mutex_unlock(&lk->mu);
@@ -549,7 +556,7 @@ void rbdl_lock_notify(struct rbdl_image *img, uint64_t notify_id,
 		pthread_mutex_unlock(&lk->mu);
 		break;
 	case RBDL_NOTIFY_REQUEST_LOCK:
-		if (mine || st != RBDL_LOCK_OWNER)
+		if (mine || (st != RBDL_LOCK_OWNER && st != RBDL_LOCK_MAINT))
 			break;
 		pthread_mutex_lock(&lk->mu);
 		if (lk->user_held) {
@@ -565,8 +572,10 @@ void rbdl_lock_notify(struct rbdl_image *img, uint64_t notify_id,
 	default:
 		/* Maintenance requests (resize, snapshot create, ...) go to
 		 * the lock owner: decline, the requester then takes the lock
-		 * and does the work itself. */
-		if (st == RBDL_LOCK_OWNER)
+		 * and does the work itself (during one of our own maintenance
+		 * ops too: it then asks for the lock, which is released when
+		 * our op ends). */
+		if (st == RBDL_LOCK_OWNER || st == RBDL_LOCK_MAINT)
 			rl = rbdl_encode_notify_response(resp, sizeof(resp),
 							 -EOPNOTSUPP);
 		break;
@@ -578,7 +587,89 @@ void rbdl_lock_notify(struct rbdl_image *img, uint64_t notify_id,
 
 bool rbdl_lock_is_owner(struct rbdl_image *img)
 {
-	return atomic_load(&img->lk.state) == RBDL_LOCK_OWNER;
+	int st = atomic_load(&img->lk.state);
+
+	return st == RBDL_LOCK_OWNER || st == RBDL_LOCK_MAINT;
+}
+
+int rbdl_lock_maint_begin(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = &img->lk;
+	int r;
+
+	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
+		return 0;
+	pthread_mutex_lock(&lk->mu);
+	while (atomic_load(&lk->state) != RBDL_LOCK_OWNER) {
+		unsigned gen = lk->acquire_gen;
+
+		if (lk->stop) {
+			pthread_mutex_unlock(&lk->mu);
+			return -ESHUTDOWN;
+		}
+		lk->want_acquire = true;
+		pthread_cond_broadcast(&lk->cv);
+		while (gen == lk->acquire_gen && !lk->stop)
+			pthread_cond_wait(&lk->cv, &lk->mu);
+		if (atomic_load(&lk->state) != RBDL_LOCK_OWNER &&
+		    lk->last_error < 0) {
+			r = lk->last_error;
+			pthread_mutex_unlock(&lk->mu);
+			/* Locked by something that does not hand it over:
+			 * librbd refuses the op as for writes. */
+			return r == -EBUSY ? -EROFS : r;
+		}
+	}
+	/* Under mu the control thread cannot start a release; seq_cst
+	 * store pairs with the write gate's increment-then-load (as for
+	 * RELEASING): a write either is counted here or parks. */
+	atomic_store(&lk->state, RBDL_LOCK_MAINT);
+	while (atomic_load(&lk->writes) != 0)
+		pthread_cond_wait(&lk->cv, &lk->mu);
+	pthread_mutex_unlock(&lk->mu);
+	return 0;
+}
+
+void rbdl_lock_maint_end(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lkwaiter *w;
+
+	if (atomic_load(&lk->state) != RBDL_LOCK_MAINT)
+		return;
+	pthread_mutex_lock(&lk->mu);
+	atomic_store(&lk->state, RBDL_LOCK_OWNER);
+	w = take_parked_locked(lk);
+	pthread_cond_broadcast(&lk->cv);
+	pthread_mutex_unlock(&lk->mu);
+	resume_all(w, 0);
+}
+
+void rbdl_lock_cookie(struct rbdl_image *img, char *buf, size_t len)
+{
+	struct rbdl_lock *lk = &img->lk;
+
+	pthread_mutex_lock(&lk->mu);
+	snprintf(buf, len, "%s", lk->cookie);
+	pthread_mutex_unlock(&lk->mu);
+}
+
+void rbdl_lock_drop(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = &img->lk;
+
+	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
+		return;
+	pthread_mutex_lock(&lk->mu);
+	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER) {
+		lk->user_held = false;
+		lk->want_release = true;
+		pthread_cond_broadcast(&lk->cv);
+		while (atomic_load(&lk->state) == RBDL_LOCK_OWNER ||
+		       atomic_load(&lk->state) == RBDL_LOCK_RELEASING)
+			pthread_cond_wait(&lk->cv, &lk->mu);
+	}
+	pthread_mutex_unlock(&lk->mu);
 }
 
 int rbdl_lock_acquire_user(struct rbdl_image *img)

@@ -16,6 +16,8 @@
  *      |                          v error         v rbd_lock_release
  *      +----------------- queued writes fail   RELEASING (drain writes,
  *      +-----------------------------------------  unlock, RELEASED_LOCK)
+ *   OWNER <--> MAINT (maint.c: resize/snapshot ops; writes park, peers'
+ *                     release requests wait until the op ends)
  *
  * Threading: the slow work (cls lock calls, notifies that wait up to 5 s,
  * header refresh, object map load) runs on one control thread per image,
@@ -45,6 +47,7 @@ enum rbdl_lock_state {
 	RBDL_LOCK_ACQUIRING,
 	RBDL_LOCK_OWNER,
 	RBDL_LOCK_RELEASING,
+	RBDL_LOCK_MAINT,	/* owner, a maintenance op runs: writes park */
 };
 
 struct rbdl_image;
@@ -113,6 +116,23 @@ bool rbdl_lock_is_owner(struct rbdl_image *img);
  */
 int rbdl_lock_get_owner(struct rbdl_image *img, char *owner, size_t cap);
 int rbdl_lock_break_owner(struct rbdl_image *img, const char *owner);
+
+/*
+ * Maintenance operations (maint.c): rbdl_lock_maint_begin() takes the lock
+ * like a write would (asking a live owner to release it), then moves
+ * OWNER -> MAINT and waits until no write is in flight; new writes park
+ * until rbdl_lock_maint_end() (MAINT -> OWNER, parked writes resumed, a
+ * release a peer asked for meanwhile is honoured then).  Returns 0 (also
+ * when the feature is off: nothing to hold) or the acquisition error
+ * (-EROFS when the lock is held by something that will not release it).
+ * rbdl_lock_cookie() copies our current lock cookie (for assert_locked).
+ */
+int rbdl_lock_maint_begin(struct rbdl_image *img);
+void rbdl_lock_maint_end(struct rbdl_image *img);
+void rbdl_lock_cookie(struct rbdl_image *img, char *buf, size_t len);
+/* Release the lock if we own it and wait until it is released (switching
+ * the open image to a snapshot, as librbd's SetSnapRequest does). */
+void rbdl_lock_drop(struct rbdl_image *img);
 
 /* cls "lock" helpers on any object (control path, synchronous). */
 int rbdl_lockobj_lock(rados_ioctx_t io, const char *oid, const char *cookie,

@@ -37,6 +37,11 @@ struct rbdl_omrec {
 	int assert_prval, update_prval;
 };
 
+struct rbdl_omold {
+	struct rbdl_omold *next;
+	uint8_t *bits;
+};
+
 int rbdl_objmap_init(struct rbdl_image *img)
 {
 	struct rbdl_objmap *om = &img->om;
@@ -47,6 +52,7 @@ int rbdl_objmap_init(struct rbdl_image *img)
 	om->nobjs = 0;
 	om->bits = NULL;
 	om->recs = NULL;
+	om->old = NULL;
 	om->oid = malloc(n);
 	if (!om->oid)
 		return -ENOMEM;
@@ -62,6 +68,13 @@ void rbdl_objmap_destroy(struct rbdl_image *img)
 	if (!om->oid)
 		return;
 	free(om->bits);
+	while (om->old) {
+		struct rbdl_omold *o = om->old;
+
+		om->old = o->next;
+		free(o->bits);
+		free(o);
+	}
 	free(om->oid);
 	om->bits = NULL;
 	om->oid = NULL;
@@ -94,7 +107,7 @@ static size_t encode_invalidate(uint8_t in[24])
 }
 
 /* Flag the map invalid in the header (synchronous; control thread). */
-static void invalidate_sync(struct rbdl_image *img, const char *why)
+void rbdl_objmap_invalidate(struct rbdl_image *img, const char *why)
 {
 	uint8_t in[24];
 	size_t n = encode_invalidate(in);
@@ -139,7 +152,7 @@ int rbdl_objmap_load(struct rbdl_image *img, uint64_t image_size)
 
 		free(bits);
 		bits = NULL;
-		invalidate_sync(img, r < 0 ? "cannot be decoded"
+		rbdl_objmap_invalidate(img, r < 0 ? "cannot be decoded"
 					   : "is smaller than the image");
 		rbdl_enc_init(&e, in, sizeof(in));
 		rbdl_enc_u64(&e, want);
@@ -160,8 +173,18 @@ int rbdl_objmap_load(struct rbdl_image *img, uint64_t image_size)
 			n = 0;
 		}
 	}
+	/* A reload (after a resize or snapshot op) replaces the array while
+	 * reads may be looking at it: keep the old one until destroy. */
+	struct rbdl_omold *old = om->bits ? malloc(sizeof(*old)) : NULL;
+
 	pthread_mutex_lock(&om->mu);
-	free(om->bits);
+	if (old) {
+		old->bits = om->bits;
+		old->next = om->old;
+		om->old = old;
+	} else {
+		free(om->bits);
+	}
 	om->bits = bits;
 	om->nobjs = n;
 	pthread_mutex_unlock(&om->mu);

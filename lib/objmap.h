@@ -44,6 +44,7 @@ struct rbdl_omwaiter {
 };
 
 struct rbdl_omrec;
+struct rbdl_omold;
 
 struct rbdl_objmap {
 	atomic_bool loaded;	/* bits valid (lock held, map loaded) */
@@ -53,6 +54,8 @@ struct rbdl_objmap {
 	char *oid;		/* rbd_object_map.<id> */
 	pthread_mutex_t mu;
 	struct rbdl_omrec *recs;	/* transitions in flight */
+	struct rbdl_omold *old;	/* replaced bit arrays, freed at destroy:
+				 * a reader may still hold the old pointer */
 };
 
 int rbdl_objmap_init(struct rbdl_image *img);
@@ -62,6 +65,9 @@ void rbdl_objmap_destroy(struct rbdl_image *img);
  * with the header lock held.  A map that is too small or undecodable is
  * flagged invalid (and resized), as librbd does; returns 0 then too. */
 int rbdl_objmap_load(struct rbdl_image *img, uint64_t image_size);
+
+/* Flag the HEAD map invalid in the header (synchronous, control path). */
+void rbdl_objmap_invalidate(struct rbdl_image *img, const char *why);
 
 /* Forget the map and unlock the map object (lock release). */
 void rbdl_objmap_unload(struct rbdl_image *img);

@@ -32,6 +32,7 @@ default_scripts="
 	test-create.sh
 	test-bench.sh
 	test-diff.sh
+	test-snapops.sh
 "
 read -r -d '' -a scripts <<<"${RBDLITE_CLUSTER_SCRIPTS-$default_scripts}"
 

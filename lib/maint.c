@@ -1,0 +1,912 @@
+/*
+ * maint.c - resize and snapshot operations (see maint.h).
+ *
+ * Sequences (librbd 16.2):
+ *   resize, shrink: trim (object map [start, n) -> PENDING, remove the
+ *            whole objects past the last object set still in use, ->
+ *            NONEXISTENT; truncate / zero / remove the boundary extents of
+ *            [new size, end of that set)), set_size, object_map_resize
+ *   resize, grow:   object_map_resize (new objects NONEXISTENT), set_size
+ *   snap create:    selfmanaged snap id from the data pool, snapshot_add
+ *            (-ESTALE: retry with a new id; -EEXIST: release the id), copy
+ *            the HEAD object map to rbd_object_map.<id>.<snapid>, and with
+ *            fast-diff object_map_snap_add (HEAD EXISTS -> EXISTS_CLEAN)
+ *   snap remove:    snapshot_trash_add, snapshot_get (clones keep it in the
+ *            trash), with fast-diff object_map_snap_remove into the next
+ *            newer map (or HEAD), remove the snapshot's map object,
+ *            snapshot_remove, release the selfmanaged snap id
+ *   rollback:       resize to the snapshot's size, HEAD object map := the
+ *            snapshot's, every object rolled back (the OSD removes those
+ *            that did not exist at the snapshot)
+ * Header writes carry lock.assert_locked with our cookie and object map
+ * writes assert the map lock, as librbd's, when the image has the lock.
+ *
+ * Threading and ownership: see maint.h.  All calls are synchronous rados
+ * calls; object removals are issued with a window of asynchronous ops.
+ */
+#include "config.h"
+
+#include "maint.h"
+#include "codec.h"
+#include "image.h"
+#include "internal.h"
+#include "io.h"
+#include "lock.h"
+#include "objmap.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbd/librbd.h"
+
+#define NOTIFY_TIMEOUT_MS 5000
+#define OBJ_WINDOW 16			/* concurrent object removals */
+#define MAX_OBJECT_MAP_OBJECTS 256000000ULL	/* cls_rbd's limit */
+#define SNAP_ID_RETRIES 10
+#define ANY_STATE 0xff			/* om_update: no current-state guard */
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static bool has_lock(struct rbdl_image *img)
+{
+	return atomic_load(&img->lk.state) != RBDL_LOCK_DISABLED;
+}
+
+/* Do we hold the lock for this op (maint_begin took it)? */
+static bool holds_lock(struct rbdl_image *img)
+{
+	return atomic_load(&img->lk.state) == RBDL_LOCK_MAINT;
+}
+
+static bool has_objmap(struct rbdl_image *img)
+{
+	return atomic_load(&img->om.loaded) && img->om.bits;
+}
+
+static void enc_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A write op on the header, guarded by our exclusive lock if any. */
+static int hdr_write(struct rbdl_image *img, const char *method,
+		     const void *in, size_t inlen)
+{
+	rados_write_op_t op = rados_create_write_op();
+	uint8_t ain[128];
+	int prv = 0, r;
+
+	if (!op)
+		return -ENOMEM;
+	if (holds_lock(img)) {
+		char cookie[sizeof(img->lk.cookie)];
+		long n;
+
+		rbdl_lock_cookie(img, cookie, sizeof(cookie));
+		n = rbdl_encode_lock_assert(ain, sizeof(ain), "rbd_lock",
+					    RBDL_LOCK_EXCLUSIVE, cookie,
+					    "internal");
+		if (n < 0) {
+			rados_release_write_op(op);
+			return (int)n;
+		}
+		rados_write_op_exec(op, "lock", "assert_locked",
+				    (const char *)ain, (size_t)n, NULL);
+	}
+	rados_write_op_exec(op, "rbd", method, in, inlen, &prv);
+	r = rados_write_op_operate(op, img->md_io, img->header_oid, NULL, 0);
+	rados_release_write_op(op);
+	if (r >= 0 && prv < 0)
+		r = prv;
+	return r < 0 ? r : 0;
+}
+
+/* A write op on an object map object; HEAD's asserts the map lock. */
+static int om_write(struct rbdl_image *img, const char *oid, bool head,
+		    const char *method, const void *in, size_t inlen)
+{
+	rados_write_op_t op = rados_create_write_op();
+	uint8_t ain[64];
+	int prv = 0, r;
+
+	if (!op)
+		return -ENOMEM;
+	if (head) {
+		long n = rbdl_encode_lock_assert(ain, sizeof(ain), "rbd_lock",
+						 RBDL_LOCK_EXCLUSIVE, "", "");
+
+		rados_write_op_exec(op, "lock", "assert_locked",
+				    (const char *)ain, (size_t)n, NULL);
+	}
+	rados_write_op_exec(op, "rbd", method, in, inlen, &prv);
+	r = rados_write_op_operate(op, img->md_io, oid, NULL, 0);
+	rados_release_write_op(op);
+	if (r >= 0 && prv < 0)
+		r = prv;
+	return r < 0 ? r : 0;
+}
+
+static int om_update(struct rbdl_image *img, uint64_t start, uint64_t end,
+		     uint8_t state, uint8_t cur)
+{
+	uint8_t in[32];
+	long n = rbdl_encode_object_map_update(in, sizeof(in), start, end,
+					       state, cur != ANY_STATE, cur);
+
+	if (n < 0)
+		return (int)n;
+	return om_write(img, img->om.oid, true, "object_map_update", in,
+			(size_t)n);
+}
+
+static int om_resize(struct rbdl_image *img, uint64_t nobjs)
+{
+	uint8_t in[16];
+	struct rbdl_enc e;
+
+	rbdl_enc_init(&e, in, sizeof(in));
+	rbdl_enc_u64(&e, nobjs);
+	rbdl_enc_u8(&e, RBDL_OBJ_NONEXISTENT);
+	return om_write(img, img->om.oid, true, "object_map_resize", in,
+			e.len);
+}
+
+static void snap_map_oid(struct rbdl_image *img, uint64_t snap_id, char *buf,
+			 size_t len)
+{
+	snprintf(buf, len, "rbd_object_map.%s.%016" PRIx64, img->id, snap_id);
+}
+
+/* The raw contents of an object (an encoded object map). */
+static int read_whole(rados_ioctx_t io, const char *oid, char **buf,
+		      size_t *len)
+{
+	uint64_t size;
+	time_t mtime;
+	int r = rados_stat(io, oid, &size, &mtime);
+
+	if (r < 0)
+		return r;
+	*buf = malloc(size ? size : 1);
+	if (!*buf)
+		return -ENOMEM;
+	r = size ? rados_read(io, oid, *buf, size, 0) : 0;
+	if (r < 0) {
+		free(*buf);
+		return r;
+	}
+	*len = (size_t)r;
+	return 0;
+}
+
+static void notify_update(struct rbdl_image *img)
+{
+	uint8_t buf[64];
+	long n = rbdl_encode_notify(buf, sizeof(buf), RBDL_NOTIFY_HEADER_UPDATE,
+				    0, 0, false);
+	char *reply = NULL;
+	size_t rlen = 0;
+
+	if (n < 0)
+		return;
+	/* Like librbd, a watcher that does not answer is not an error. */
+	rados_notify2(img->md_io, img->header_oid, (const char *)buf, (int)n,
+		      NOTIFY_TIMEOUT_MS, &reply, &rlen);
+	if (reply)
+		rados_buffer_free(reply);
+}
+
+/* Our own view: refresh now (size, snapshot context, write context) and
+ * reload the HEAD object map if we changed it, i.e. we hold the lock with
+ * writes drained (a reload under running writes could lose a transition
+ * they are making). */
+static int refresh_now(struct rbdl_image *img)
+{
+	int r;
+
+	atomic_fetch_add_explicit(&img->refresh_seq, 1, memory_order_release);
+	r = rbdl_image_refresh_slow(img);
+	if (r == 0 && holds_lock(img) && atomic_load(&img->om.loaded))
+		r = rbdl_objmap_load(img, atomic_load(&img->size));
+	return r;
+}
+
+/* A user snapshot by name. */
+static int find_snap(struct rbdl_image *img, const char *name,
+		     struct rbdl_snap_info *out)
+{
+	uint64_t seq, *ids = NULL;
+	uint32_t n = 0;
+	char *buf;
+	size_t len;
+	int r = rbdl_image_cls(img, "get_snapcontext", NULL, 0, &buf, &len);
+
+	if (r < 0)
+		return r;
+	r = rbdl_decode_snapcontext(buf, len, &seq, &ids, &n);
+	rados_buffer_free(buf);
+	if (r < 0)
+		return r;
+	r = -ENOENT;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t in[8];
+		struct rbdl_snap_info si;
+		int q;
+
+		enc_u64(in, ids[i]);
+		q = rbdl_image_cls(img, "snapshot_get", in, sizeof(in), &buf,
+				   &len);
+		if (q == -ENOENT)
+			continue;
+		if (q < 0) {
+			r = q;
+			break;
+		}
+		q = rbdl_decode_snapshot_info(buf, len, &si);
+		rados_buffer_free(buf);
+		if (q < 0) {
+			r = q;
+			break;
+		}
+		if (si.ns_type == 0 && !strcmp(si.name, name)) {
+			*out = si;
+			r = 0;
+			break;
+		}
+		rbdl_snap_info_free(&si);
+	}
+	free(ids);
+	return r;
+}
+
+/* The snapshot id right after snap_id (the next newer map), or NOSNAP. */
+static uint64_t next_snap(struct rbdl_image *img, uint64_t snap_id)
+{
+	uint64_t next = RBDL_NOSNAP;
+
+	pthread_mutex_lock(&img->refresh_lock);
+	for (uint32_t i = 0; i < img->nsnaps; i++)
+		if (img->snaps[i] > snap_id && img->snaps[i] < next)
+			next = img->snaps[i];
+	pthread_mutex_unlock(&img->refresh_lock);
+	return next;
+}
+
+/* Could the HEAD object objno exist (false only if a valid map says no)? */
+static bool may_exist(struct rbdl_image *img, uint64_t objno)
+{
+	if (!has_objmap(img) || atomic_load(&img->om.invalid) ||
+	    objno >= img->om.nobjs)
+		return true;
+	return rbdl_objmap_get(&img->om, objno) != RBDL_OBJ_NONEXISTENT;
+}
+
+static void obj_name(struct rbdl_image *img, uint64_t objno, char *buf,
+		     size_t len)
+{
+	snprintf(buf, len, "%s.%016" PRIx64, img->object_prefix, objno);
+}
+
+/* ---- a window of asynchronous object writes -------------------------------- */
+
+struct win {
+	rados_completion_t c[OBJ_WINDOW];
+	rados_write_op_t op[OBJ_WINDOW];
+	int head, n, err;
+};
+
+static void win_reap(struct win *w)
+{
+	int i = w->head, r;
+
+	rados_aio_wait_for_complete(w->c[i]);
+	r = rados_aio_get_return_value(w->c[i]);
+	rados_aio_release(w->c[i]);
+	rados_release_write_op(w->op[i]);
+	/* A missing object is what we wanted (or, guarded, left alone). */
+	if (r < 0 && r != -ENOENT && !w->err)
+		w->err = r;
+	w->head = (w->head + 1) % OBJ_WINDOW;
+	w->n--;
+}
+
+/* Takes op (released when it completes). */
+static void win_submit(struct win *w, rados_ioctx_t io, const char *oid,
+		       rados_write_op_t op)
+{
+	int i, r;
+
+	if (w->n == OBJ_WINDOW)
+		win_reap(w);
+	i = (w->head + w->n) % OBJ_WINDOW;
+	r = rados_aio_create_completion2(NULL, NULL, &w->c[i]);
+	if (r < 0) {
+		rados_release_write_op(op);
+		if (!w->err)
+			w->err = r;
+		return;
+	}
+	r = rados_aio_write_op_operate(op, io, w->c[i], oid, NULL, 0);
+	if (r < 0) {
+		rados_aio_release(w->c[i]);
+		rados_release_write_op(op);
+		if (!w->err)
+			w->err = r;
+		return;
+	}
+	w->op[i] = op;
+	w->n++;
+}
+
+static int win_drain(struct win *w)
+{
+	while (w->n)
+		win_reap(w);
+	return w->err;
+}
+
+/* ---- resize --------------------------------------------------------------- */
+
+/* Remove whole object objno, with the object map transitions librbd makes
+ * (PENDING before, NONEXISTENT after).  Synchronous. */
+static int remove_one(struct rbdl_image *img, rados_ioctx_t io,
+		      uint64_t objno)
+{
+	char oid[160];
+	int r;
+
+	if (!may_exist(img, objno))
+		return 0;
+	if (has_objmap(img)) {
+		r = om_update(img, objno, objno + 1, RBDL_OBJ_PENDING,
+			      RBDL_OBJ_EXISTS);
+		if (r < 0)
+			return r;
+	}
+	obj_name(img, objno, oid, sizeof(oid));
+	r = rados_remove(io, oid);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (has_objmap(img))
+		return om_update(img, objno, objno + 1, RBDL_OBJ_NONEXISTENT,
+				 RBDL_OBJ_PENDING);
+	return 0;
+}
+
+/* TrimRequest: drop the data in [new_size, old_size). */
+static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
+{
+	const struct rbdl_layout *l = &img->layout;
+	rados_ioctx_t io = atomic_load_explicit(&img->wr_io,
+						memory_order_acquire);
+	/* librbd's "stripe period" is a whole object set. */
+	uint64_t period = l->object_size * l->stripe_count;
+	uint64_t periods = new_size / period + (new_size % period != 0);
+	uint64_t delete_off = periods * period;
+	uint64_t start = periods * l->stripe_count;
+	uint64_t nobjs = rbdl_layout_num_objects(l, old_size);
+	struct win w = { .head = 0, .n = 0, .err = 0 };
+	int r;
+
+	if (!io)
+		return -EROFS;
+	if (delete_off > old_size)
+		delete_off = old_size;
+	if (start < nobjs) {
+		/* Which objects may exist is decided before the map moves
+		 * them to PENDING (the map is not reloaded meanwhile). */
+		if (has_objmap(img)) {
+			r = om_update(img, start, nobjs, RBDL_OBJ_PENDING,
+				      RBDL_OBJ_EXISTS);
+			if (r < 0)
+				return r;
+		}
+		for (uint64_t o = start; o < nobjs; o++) {
+			char oid[160];
+			rados_write_op_t op;
+
+			if (!may_exist(img, o))
+				continue;
+			op = rados_create_write_op();
+			if (!op) {
+				w.err = -ENOMEM;
+				break;
+			}
+			rados_write_op_remove(op);
+			obj_name(img, o, oid, sizeof(oid));
+			win_submit(&w, io, oid, op);
+		}
+		r = win_drain(&w);
+		if (r < 0)
+			return r;
+		if (has_objmap(img)) {
+			r = om_update(img, start, nobjs, RBDL_OBJ_NONEXISTENT,
+				      RBDL_OBJ_PENDING);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (delete_off <= new_size)
+		return 0;
+
+	/* The boundary: the rest of the last object set still in use. */
+	size_t no, np;
+
+	rbdl_striper_count(l, new_size, delete_off - new_size, &no, &np);
+	struct rbdl_objext *objs = malloc(no * sizeof(*objs));
+	struct rbdl_piece *pieces = malloc(np * sizeof(*pieces));
+
+	if (!objs || !pieces) {
+		free(objs);
+		free(pieces);
+		return -ENOMEM;
+	}
+	r = rbdl_striper_map(l, new_size, delete_off - new_size, objs, no,
+			     pieces, np, &no, &np);
+	for (size_t i = 0; r == 0 && i < no; i++) {
+		struct rbdl_objext *x = &objs[i];
+		char oid[160];
+		rados_write_op_t op;
+
+		if (x->obj_off == 0 && x->len == l->object_size) {
+			r = remove_one(img, io, x->objno);
+			continue;
+		}
+		if (!may_exist(img, x->objno))
+			continue;
+		/* A cut object has changed since the last snapshot (an
+		 * EXISTS_CLEAN one becomes EXISTS, as for any discard). */
+		if (has_objmap(img) && x->objno < img->om.nobjs &&
+		    rbdl_objmap_get(&img->om, x->objno) != RBDL_OBJ_EXISTS) {
+			r = om_update(img, x->objno, x->objno + 1,
+				      RBDL_OBJ_EXISTS, ANY_STATE);
+			if (r < 0)
+				break;
+		}
+		op = rados_create_write_op();
+		if (!op) {
+			r = -ENOMEM;
+			break;
+		}
+		/* Never create an object just to cut it. */
+		rados_write_op_assert_exists(op);
+		if (x->obj_off + x->len == l->object_size)
+			rados_write_op_truncate(op, x->obj_off);
+		else
+			rados_write_op_zero(op, x->obj_off, x->len);
+		obj_name(img, x->objno, oid, sizeof(oid));
+		r = rados_write_op_operate(op, io, oid, NULL, 0);
+		rados_release_write_op(op);
+		if (r == -ENOENT)
+			r = 0;
+	}
+	free(objs);
+	free(pieces);
+	return r;
+}
+
+static int set_size(struct rbdl_image *img, uint64_t size)
+{
+	uint8_t in[8];
+
+	enc_u64(in, size);
+	return hdr_write(img, "set_size", in, sizeof(in));
+}
+
+/* ResizeRequest without the notification. */
+static int do_resize(struct rbdl_image *img, uint64_t size)
+{
+	uint64_t old = atomic_load(&img->size);
+	uint64_t nobjs = rbdl_layout_num_objects(&img->layout, size);
+	int r;
+
+	if (size == old)
+		return 0;
+	if (size < old) {
+		r = trim(img, old, size);
+		if (r == 0)
+			r = set_size(img, size);
+		if (r == 0 && has_objmap(img))
+			r = om_resize(img, nobjs);
+	} else {
+		r = has_objmap(img) ? om_resize(img, nobjs) : 0;
+		if (r == 0)
+			r = set_size(img, size);
+	}
+	return r;
+}
+
+/* ---- begin / end ------------------------------------------------------------ */
+
+/*
+ * Serialize, refresh, check the image may be changed, then quiesce our
+ * writes: with the exclusive lock, hold it with writes drained (MAINT);
+ * without it, flush.  On success the caller must call maint_end().
+ */
+static int maint_begin(struct rbdl_image *img, bool need_lock)
+{
+	int r;
+
+	pthread_mutex_lock(&img->maint_mu);
+	r = rbdl_image_maybe_refresh(img);
+	if (r == 0 && (img->open_ro || !atomic_load(&img->wr_io) ||
+		       (atomic_load(&img->features) & RBDL_WRITE_UNSUPPORTED)))
+		r = -EROFS;
+	if (r == 0) {
+		struct rbdl_io_args a = { .op = RBDL_OP_FLUSH };
+
+		r = (int)rbdl_io_sync(img, &a);
+	}
+	if (r == 0 && need_lock)
+		r = rbdl_lock_maint_begin(img);
+	if (r == 0 && need_lock && has_lock(img) &&
+	    (atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP) &&
+	    !atomic_load(&img->om.loaded))
+		r = -EROFS;	/* never change data under an unloaded map */
+	if (r < 0) {
+		if (need_lock)
+			rbdl_lock_maint_end(img);
+		pthread_mutex_unlock(&img->maint_mu);
+	}
+	return r;
+}
+
+static void maint_end(struct rbdl_image *img)
+{
+	rbdl_lock_maint_end(img);
+	/* librbd holds no lock while the image is set to a snapshot. */
+	if (atomic_load(&img->at_snap))
+		rbdl_lock_drop(img);
+	pthread_mutex_unlock(&img->maint_mu);
+}
+
+/* ---- entry points ------------------------------------------------------------ */
+
+int rbdl_maint_resize(struct rbdl_image *img, uint64_t size)
+{
+	int r;
+
+	if (img->open_ro || atomic_load(&img->at_snap))
+		return -EROFS;
+	if ((atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP) &&
+	    rbdl_layout_num_objects(&img->layout, size) >
+		    MAX_OBJECT_MAP_OBJECTS)
+		return -EINVAL;
+	r = maint_begin(img, true);
+	if (r < 0)
+		return r;
+	uint64_t old = atomic_load(&img->size);
+
+	r = do_resize(img, size);
+	if (size != old) {
+		int q = refresh_now(img);
+
+		notify_update(img);
+		if (r == 0)
+			r = q;
+	}
+	maint_end(img);
+	return r;
+}
+
+/* object_map SnapshotCreateRequest: HEAD's map becomes the snapshot's;
+ * with fast-diff HEAD's EXISTS turn EXISTS_CLEAN. */
+static int snap_create_map(struct rbdl_image *img, uint64_t snap_id)
+{
+	char oid[200], *buf;
+	size_t len;
+	int r = read_whole(img->md_io, img->om.oid, &buf, &len);
+
+	if (r < 0)
+		return r;
+	snap_map_oid(img, snap_id, oid, sizeof(oid));
+	r = rados_write_full(img->md_io, oid, buf, len);
+	free(buf);
+	if (r < 0)
+		return r;
+	if (!(atomic_load(&img->features) & RBD_FEATURE_FAST_DIFF))
+		return 0;
+	return om_write(img, img->om.oid, true, "object_map_snap_add", NULL, 0);
+}
+
+int rbdl_maint_snap_create(struct rbdl_image *img, const char *name)
+{
+	struct rbdl_snap_info si;
+	uint64_t snap_id = 0;
+	int r;
+
+	if (!name)
+		return -EINVAL;
+	if (img->open_ro)
+		return -EROFS;
+	r = maint_begin(img, true);
+	if (r < 0)
+		return r;
+	r = find_snap(img, name, &si);
+	if (r == 0) {
+		rbdl_snap_info_free(&si);
+		r = -EEXIST;
+		goto out;
+	}
+	if (r != -ENOENT)
+		goto out;
+	for (int tries = 0;; tries++) {
+		uint8_t in[512];
+		struct rbdl_enc e;
+		size_t tok;
+
+		/* Snapshot ids come from the pool holding the data. */
+		r = rados_ioctx_selfmanaged_snap_create(img->rd_io, &snap_id);
+		if (r < 0)
+			goto out;
+		rbdl_enc_init(&e, in, sizeof(in));
+		rbdl_enc_str(&e, name);
+		rbdl_enc_u64(&e, snap_id);
+		tok = rbdl_enc_struct_start(&e, 1, 1);	/* SnapshotNamespace */
+		rbdl_enc_u32(&e, 0);			/* user */
+		rbdl_enc_struct_end(&e, tok);
+		r = e.err ? -ENAMETOOLONG
+			  : hdr_write(img, "snapshot_add", in, e.len);
+		if (r == 0)
+			break;
+		rados_ioctx_selfmanaged_snap_remove(img->rd_io, snap_id);
+		if (r != -ESTALE || tries >= SNAP_ID_RETRIES)
+			goto out;
+	}
+	if (has_objmap(img)) {
+		int q = snap_create_map(img, snap_id);
+
+		if (q < 0) {
+			rbdl_log("image %s: object map of snapshot %s not "
+				 "created (%d)", img->name, name, q);
+			rbdl_objmap_invalidate(img, "snapshot copy failed");
+		}
+	}
+	r = refresh_now(img);
+	notify_update(img);
+out:
+	maint_end(img);
+	return r;
+}
+
+static int protection_status(struct rbdl_image *img, uint64_t snap_id,
+			     uint8_t *st)
+{
+	uint8_t in[8];
+	char *buf;
+	size_t len;
+	int r;
+
+	enc_u64(in, snap_id);
+	r = rbdl_image_cls(img, "get_protection_status", in, sizeof(in), &buf,
+			   &len);
+	if (r < 0)
+		return r;
+	*st = len >= 1 ? (uint8_t)buf[0] : 0;
+	rados_buffer_free(buf);
+	return len >= 1 ? 0 : -EBADMSG;
+}
+
+/* object_map SnapshotRemoveRequest. */
+static int snap_remove_map(struct rbdl_image *img, uint64_t snap_id)
+{
+	char oid[200], noid[200], *buf = NULL;
+	size_t len;
+	int r = 0;
+
+	snap_map_oid(img, snap_id, oid, sizeof(oid));
+	if (atomic_load(&img->features) & RBD_FEATURE_FAST_DIFF) {
+		/* What changed before this snapshot now counts as changed
+		 * since the previous one: fold its map into the next. */
+		uint64_t next = next_snap(img, snap_id);
+
+		r = read_whole(img->md_io, oid, &buf, &len);
+		if (r == 0) {
+			if (next == RBDL_NOSNAP)
+				snprintf(noid, sizeof(noid), "%s", img->om.oid);
+			else
+				snap_map_oid(img, next, noid, sizeof(noid));
+			r = om_write(img, noid, next == RBDL_NOSNAP,
+				     "object_map_snap_remove", buf, len);
+			free(buf);
+		}
+		if (r < 0 && r != -ENOENT) {
+			rbdl_log("image %s: merging the object map of snapshot "
+				 "%" PRIu64 " failed (%d)", img->name, snap_id,
+				 r);
+			if (next == RBDL_NOSNAP)
+				rbdl_objmap_invalidate(img, "merge failed");
+		}
+	}
+	r = rados_remove(img->md_io, oid);
+	return r == -ENOENT ? 0 : r;
+}
+
+int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name)
+{
+	struct rbdl_snap_info si;
+	uint8_t in[8], prot = 0;
+	char *buf;
+	size_t len;
+	int r;
+
+	if (!name)
+		return -EINVAL;
+	r = rbdl_image_maybe_refresh(img);
+	if (r < 0)
+		return r;
+	r = find_snap(img, name, &si);
+	if (r < 0)
+		return r;
+	uint64_t snap_id = si.id;
+
+	rbdl_snap_info_free(&si);
+	if (img->open_ro)
+		return -EROFS;
+	r = protection_status(img, snap_id, &prot);
+	if (r < 0 && r != -EOPNOTSUPP)
+		return r;
+	if (prot != 0)	/* protected or unprotecting */
+		return -EBUSY;
+	/* librbd proxies to (or takes) the lock only with fast-diff. */
+	r = maint_begin(img, (atomic_load(&img->features) &
+			      RBD_FEATURE_FAST_DIFF) != 0);
+	if (r < 0)
+		return r;
+	enc_u64(in, snap_id);
+	r = hdr_write(img, "snapshot_trash_add", in, sizeof(in));
+	if (r < 0 && r != -EOPNOTSUPP)
+		goto out;
+	r = rbdl_image_cls(img, "snapshot_get", in, sizeof(in), &buf, &len);
+	if (r < 0)
+		goto out;
+	r = rbdl_decode_snapshot_info(buf, len, &si);
+	rados_buffer_free(buf);
+	if (r < 0)
+		goto out;
+	uint32_t children = si.child_count;
+
+	rbdl_snap_info_free(&si);
+	if (children == 0) {
+		/* Without clones it goes for good. */
+		if (atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP) {
+			r = snap_remove_map(img, snap_id);
+			if (r < 0)
+				goto out;
+		}
+		r = hdr_write(img, "snapshot_remove", in, sizeof(in));
+		if (r < 0)
+			goto out;
+		r = rados_ioctx_selfmanaged_snap_remove(img->rd_io, snap_id);
+		if (r == -ENOENT)
+			r = 0;
+		if (r < 0)
+			goto out;
+	}
+	r = refresh_now(img);
+	notify_update(img);
+out:
+	maint_end(img);
+	return r;
+}
+
+/* object_map SnapshotRollbackRequest: HEAD's map := the snapshot's.
+ * *snap_bits (malloc'ed, may stay NULL) is the snapshot map. */
+static int rollback_map(struct rbdl_image *img, uint64_t snap_id,
+			uint8_t **snap_bits, uint64_t *snap_n)
+{
+	char oid[200], *buf;
+	size_t len;
+	int r;
+
+	snap_map_oid(img, snap_id, oid, sizeof(oid));
+	r = read_whole(img->md_io, oid, &buf, &len);
+	if (r == 0) {
+		if (rbdl_decode_object_map(buf, len, snap_bits, snap_n) < 0)
+			*snap_bits = NULL;
+		rados_write_op_t op = rados_create_write_op();
+		uint8_t ain[64];
+		long n = rbdl_encode_lock_assert(ain, sizeof(ain), "rbd_lock",
+						 RBDL_LOCK_EXCLUSIVE, "", "");
+
+		if (!op) {
+			free(buf);
+			return -ENOMEM;
+		}
+		rados_write_op_exec(op, "lock", "assert_locked",
+				    (const char *)ain, (size_t)n, NULL);
+		rados_write_op_write_full(op, buf, len);
+		r = rados_write_op_operate(op, img->md_io, img->om.oid, NULL, 0);
+		rados_release_write_op(op);
+		free(buf);
+	}
+	if (r < 0) {
+		rbdl_log("image %s: object map rollback failed (%d)", img->name,
+			 r);
+		rbdl_objmap_invalidate(img, "rollback failed");
+	}
+	return 0;
+}
+
+int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name)
+{
+	struct rbdl_snap_info si;
+	uint8_t *snap_bits = NULL;
+	uint64_t snap_n = 0;
+	int r;
+
+	if (!name)
+		return -EINVAL;
+	r = rbdl_image_maybe_refresh(img);
+	if (r < 0)
+		return r;
+	r = find_snap(img, name, &si);
+	if (r < 0)
+		return r;
+	uint64_t snap_id = si.id, snap_size = si.image_size;
+
+	rbdl_snap_info_free(&si);
+	if (img->open_ro || atomic_load(&img->at_snap))
+		return -EROFS;
+	r = maint_begin(img, true);
+	if (r < 0)
+		return r;
+	r = do_resize(img, snap_size);
+	if (r < 0)
+		goto done;
+	r = refresh_now(img);	/* size (and the map's length) */
+	if (r < 0)
+		goto done;
+	bool map = has_objmap(img);
+
+	if (map)
+		rollback_map(img, snap_id, &snap_bits, &snap_n);
+
+	rados_ioctx_t io = atomic_load_explicit(&img->wr_io,
+						memory_order_acquire);
+	uint64_t nobjs = rbdl_layout_num_objects(&img->layout, snap_size);
+
+	for (uint64_t o = 0; o < nobjs; o++) {
+		char oid[160];
+		int q;
+
+		/* Skip only what neither HEAD nor the snapshot has. */
+		if (map && snap_bits && o < snap_n && !may_exist(img, o) &&
+		    ((snap_bits[o / 4] >> ((3 - o % 4) * 2)) & 3) ==
+			    RBDL_OBJ_NONEXISTENT)
+			continue;
+		obj_name(img, o, oid, sizeof(oid));
+		q = rados_ioctx_selfmanaged_snap_rollback(io, oid, snap_id);
+		if (q < 0 && q != -ENOENT) {
+			r = q;
+			break;
+		}
+	}
+	free(snap_bits);
+	if (r == 0)
+		r = refresh_now(img);
+	else
+		refresh_now(img);
+done:
+	notify_update(img);
+	maint_end(img);
+	return r;
+}
+
+int rbdl_maint_snap_set(struct rbdl_image *img, const char *name)
+{
+	struct rbdl_io_args a = { .op = RBDL_OP_FLUSH };
+	int r;
+
+	pthread_mutex_lock(&img->maint_mu);
+	/* In-flight reads finish on the view they started with. */
+	r = (int)rbdl_io_sync(img, &a);
+	if (r == 0)
+		r = rbdl_image_set_snap(img, name);
+	pthread_mutex_unlock(&img->maint_mu);
+	return r;
+}
