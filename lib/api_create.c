@@ -132,43 +132,6 @@ RBDL_API int rbd_image_options_is_empty(rbd_image_options_t opts)
 
 /* ---- small rados helpers ------------------------------------------------------- */
 
-/* The ioctx's namespace as a malloc'ed string ("" for the default). */
-static char *get_ns(rados_ioctx_t io)
-{
-	size_t cap = 64;
-
-	for (;;) {
-		char *b = malloc(cap);
-		int r;
-
-		if (!b)
-			return NULL;
-		r = rados_ioctx_get_namespace(io, b, (unsigned)cap);
-		if (r >= 0 && r < (int)cap) {
-			b[r] = '\0';
-			return b;
-		}
-		free(b);
-		if ((r >= 0 ? 0 : r) != 0 && r != -ERANGE)
-			return NULL;
-		if (cap > 65536)
-			return NULL;
-		cap *= 4;
-	}
-}
-
-/* A private ioctx on pool (by id) and namespace ns. */
-static int make_ioctx(rados_t cl, int64_t pool, const char *ns,
-		      rados_ioctx_t *out)
-{
-	int r = rados_ioctx_create2(cl, pool, out);
-
-	if (r < 0)
-		return r;
-	rados_ioctx_set_namespace(*out, ns);
-	return 0;
-}
-
 /* Remove an object; ENOENT is success. */
 static int remove_obj(rados_ioctx_t io, const char *oid)
 {
@@ -198,7 +161,7 @@ static void conf_load(struct conf *c, rados_ioctx_t io)
 	c->cl = rados_ioctx_get_cluster(io);
 	c->pool = NULL;
 	c->npool = 0;
-	if (make_ioctx(c->cl, rados_ioctx_get_id(io), "", &dio) < 0)
+	if (rbdl_ioctx_dup(c->cl, rados_ioctx_get_id(io), "", &dio) < 0)
 		return;
 	for (;;) {
 		uint8_t in[IN_MAX];
@@ -446,7 +409,7 @@ static int validate_pool(rados_t cl, int64_t pool)
 	char buf[32];
 	int r;
 
-	r = make_ioctx(cl, pool, "", &io);
+	r = rbdl_ioctx_dup(cl, pool, "", &io);
 	if (r < 0)
 		return r;
 	r = rados_read(io, RBD_INFO, buf, sizeof(buf), 0);
@@ -800,12 +763,10 @@ static int create_image(rados_ioctx_t io, const char *name, uint64_t size,
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FORMAT, &format))
 		format = conf_u64(&cf, false, "rbd_default_format", 2);
 
-	ns = get_ns(io);
-	if (!ns) {
-		r = -ENOMEM;
+	r = rbdl_ioctx_namespace(io, &ns);
+	if (r < 0)
 		goto out;
-	}
-	r = make_ioctx(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io),
+	r = rbdl_ioctx_dup(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io),
 		       ns, &cio);
 	if (r < 0)
 		goto out_ns;
@@ -1302,7 +1263,7 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 	r = check_unsupported(&m);
 	if (r < 0)
 		goto out;
-	r = make_ioctx(rados_ioctx_get_cluster(io),
+	r = rbdl_ioctx_dup(rados_ioctx_get_cluster(io),
 		       m.data_pool >= 0 ? m.data_pool : rados_ioctx_get_id(io),
 		       ns, &m.dio);
 	if (r < 0)
@@ -1420,10 +1381,10 @@ RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
 		return -EINVAL;
 	if (strlen(name) > OID_MAX - 16)
 		return -ENOENT;	/* no such object can exist */
-	ns = get_ns(io);
-	if (!ns)
-		return -ENOMEM;
-	r = make_ioctx(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io), ns,
+	r = rbdl_ioctx_namespace(io, &ns);
+	if (r < 0)
+		return r;
+	r = rbdl_ioctx_dup(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io), ns,
 		       &mio);
 	if (r < 0) {
 		free(ns);
@@ -1612,12 +1573,12 @@ out:
 static int list_images(rados_ioctx_t io, struct img_list *l)
 {
 	rados_ioctx_t mio;
-	char *ns = get_ns(io);
-	int r;
+	char *ns;
+	int r = rbdl_ioctx_namespace(io, &ns);
 
-	if (!ns)
-		return -ENOMEM;
-	r = make_ioctx(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io), ns,
+	if (r < 0)
+		return r;
+	r = rbdl_ioctx_dup(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io), ns,
 		       &mio);
 	if (r < 0) {
 		free(ns);
@@ -1748,7 +1709,7 @@ RBDL_API int rbd_namespace_exists(rados_ioctx_t io,
 	*exists = false;
 	if (!io || !namespace_name || !namespace_name[0])
 		return -EINVAL;
-	r = make_ioctx(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io),
+	r = rbdl_ioctx_dup(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io),
 		       namespace_name, &nio);
 	if (r < 0)
 		return r;

@@ -780,20 +780,18 @@ static int walk_objects(struct inspect *in, uint64_t off, uint64_t left,
 static int make_read_io(struct rbdl_image *img, uint64_t snap,
 			rados_ioctx_t *out)
 {
-	char ns[256];
-	int n = rados_ioctx_get_namespace(img->md_io, ns, sizeof(ns));
-	int r;
+	char *ns;
+	int r = rbdl_ioctx_namespace(img->md_io, &ns);
 
-	if (n < 0 || (size_t)n >= sizeof(ns))
-		return n < 0 ? n : -ERANGE;
-	ns[n] = '\0';
-	r = rados_ioctx_create2(img->cluster,
-				img->data_pool_id >= 0 ? img->data_pool_id
-						       : img->md_pool_id,
-				out);
 	if (r < 0)
 		return r;
-	rados_ioctx_set_namespace(*out, ns);
+	r = rbdl_ioctx_dup(img->cluster,
+			   img->data_pool_id >= 0 ? img->data_pool_id
+						  : img->md_pool_id,
+			   ns, out);
+	free(ns);
+	if (r < 0)
+		return r;
 	rados_ioctx_snap_set_read(*out, snap == RBDL_NOSNAP ? LIBRADOS_SNAP_HEAD
 							   : snap);
 	return 0;

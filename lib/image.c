@@ -123,8 +123,8 @@ static int cls_call_u64(rados_ioctx_t io, const char *oid, const char *method,
 	return cls_call(io, oid, "rbd", method, in, sizeof(in), out, outlen);
 }
 
-static int dup_ioctx(rados_t cluster, int64_t pool, const char *ns,
-		     rados_ioctx_t *out)
+int rbdl_ioctx_dup(rados_t cluster, int64_t pool, const char *ns,
+		   rados_ioctx_t *out)
 {
 	int r = rados_ioctx_create2(cluster, pool, out);
 
@@ -134,7 +134,7 @@ static int dup_ioctx(rados_t cluster, int64_t pool, const char *ns,
 	return 0;
 }
 
-static int get_namespace(rados_ioctx_t io, char **out)
+int rbdl_ioctx_namespace(rados_ioctx_t io, char **out)
 {
 	size_t cap = 128;
 
@@ -454,11 +454,11 @@ static int make_write_io(struct rbdl_image *img, uint64_t seq,
 {
 	rados_ioctx_t io;
 	char *ns;
-	int r = get_namespace(img->md_io, &ns);
+	int r = rbdl_ioctx_namespace(img->md_io, &ns);
 
 	if (r < 0)
 		return r;
-	r = dup_ioctx(img->cluster,
+	r = rbdl_ioctx_dup(img->cluster,
 		      img->data_pool_id >= 0 ? img->data_pool_id
 					     : img->md_pool_id,
 		      ns, &io);
@@ -744,13 +744,13 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 
 	img->cluster = rados_ioctx_get_cluster(io);
 	img->md_pool_id = rados_ioctx_get_id(io);
-	r = get_namespace(io, &ns);
+	r = rbdl_ioctx_namespace(io, &ns);
 	if (r < 0)
 		return r;
-	r = dup_ioctx(img->cluster, img->md_pool_id, ns, &img->md_io);
+	r = rbdl_ioctx_dup(img->cluster, img->md_pool_id, ns, &img->md_io);
 	if (r < 0)
 		goto out;
-	r = dup_ioctx(img->cluster, img->md_pool_id, ns, &img->defer_io);
+	r = rbdl_ioctx_dup(img->cluster, img->md_pool_id, ns, &img->defer_io);
 	if (r < 0)
 		goto out;
 	r = lookup_id(img, name, id);
@@ -866,7 +866,7 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		goto out;
 	}
 
-	r = dup_ioctx(img->cluster,
+	r = rbdl_ioctx_dup(img->cluster,
 		      img->data_pool_id >= 0 ? img->data_pool_id
 					     : img->md_pool_id,
 		      ns, &img->rd_io);

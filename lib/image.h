@@ -145,6 +145,15 @@ static inline struct rbdl_image *rbdl_image_from_user(void *p)
 }
 
 /*
+ * rbdl_ioctx_dup: a new ioctx on pool (by id) and namespace ns of cluster.
+ * rbdl_ioctx_namespace: io's namespace as a malloc'ed string ("" for the
+ * default one).  Both return 0 or a negative errno.
+ */
+int rbdl_ioctx_dup(rados_t cluster, int64_t pool, const char *ns,
+		   rados_ioctx_t *out);
+int rbdl_ioctx_namespace(rados_ioctx_t io, char **out);
+
+/*
  * Synchronous cls method calls (control path): rbdl_cls_read runs a read
  * op and returns the reply in *out (free with rados_buffer_free);
  * rbdl_cls_write runs a write op.  Both return 0 or a negative errno.
