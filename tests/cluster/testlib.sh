@@ -40,6 +40,8 @@
 #   rbdl_summary       the final "N passed, M failed" line; returns 0 only
 #                      if nothing failed.
 
+# Sourced once (preload-env.sh sources it too): do not reset the counters.
+[[ -z ${RBDL_LIBDIR:-} ]] || return 0
 PROG=${0##*/}
 RBDL_LIBDIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 PASS=0
