@@ -91,14 +91,7 @@ rm_image() {
 
 # ---- sanity: the two builds bind to the libraries they claim -------------
 
-for b in "$LITE" "$REF"; do
-    if [[ ! -x $b ]]; then
-        echo "$PROG: $b not found (build with 'make check' or set" \
-            "RBDLITE_BUILDDIR)" >&2
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
+rbdl_need_progs "$LITE" "$REF"
 
 who=$("$LITE" whoami 2>&1)
 if [[ $who == librbdlite ]]; then pass "rbdio-lite whoami = $who"
