@@ -121,7 +121,7 @@ for ns in "$NSREF" "$NSLITE"; do
     else
         sed 's/^/    | /' "$WORK/ns.log"
         fail "create namespace $ns"
-        echo "$PASS passed, $FAIL failed"
+        rbdl_summary
         exit 1
     fi
 done

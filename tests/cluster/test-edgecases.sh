@@ -81,7 +81,7 @@ for i in "$IREF" "$ILITE" "$IONLY"; do
     if ! make_image "$i"; then
         sed 's/^/    | /' "$WORK/mk.log"
         fail "create image $i"
-        echo "$PASS passed, $FAIL failed"
+        rbdl_summary
         exit 1
     fi
 done
