@@ -36,13 +36,10 @@ out=${RBDLITE_BENCH_OUT:-$root/bench-results}
 cd "$root" || exit 1
 
 if [ -z "${RBDLITE_FIO_INNER:-}" ]; then
-	bash tests/deps.sh || exit 1
-	if [ ! -f build/lib/.libs/librbdlite.so ]; then
-		autoreconf -fi >/dev/null 2>&1 || exit 1
-		mkdir -p build && (cd build && ../configure -q && make -s -j"$(nproc)") || exit 1
-	fi
+	# shellcheck source=tests/bench/prepare.sh
+	. tests/bench/prepare.sh
+	bench_prepare "$out" build/lib/.libs/librbdlite.so || exit 1
 	command -v fio >/dev/null || { echo "bench-fio.sh: fio not found" >&2; exit 1; }
-	mkdir -p "$out" || exit 1
 	export RBDLITE_FIO_INNER=1
 	if [ "${RBDLITE_USE_CLUSTER:-}" = 1 ] && [ -n "${CEPH_CONF:-}" ]; then
 		exec bash "$0" "$long" "$blocks"

@@ -17,12 +17,9 @@ secs=${1:-10}
 blocks=${2:-3}
 out=${RBDLITE_BENCH_OUT:-$root/bench-results}
 cd "$root" || exit 1
-bash tests/deps.sh || exit 1
-if [ ! -x build/lib/tools/rbdlite-bench ] || [ ! -f build/lib/.libs/librbdlite.so ]; then
-	autoreconf -fi >/dev/null 2>&1 || exit 1
-	mkdir -p build && (cd build && ../configure -q && make -s -j"$(nproc)") || exit 1
-fi
-mkdir -p "$out" || exit 1
+# shellcheck source=tests/bench/prepare.sh
+. tests/bench/prepare.sh
+bench_prepare "$out" build/lib/tools/rbdlite-bench build/lib/.libs/librbdlite.so || exit 1
 
 exec tests/cluster/with-cluster.sh bash -c '
 set -uo pipefail

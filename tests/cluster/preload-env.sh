@@ -2,7 +2,7 @@
 # preload-env.sh - sourced by the cluster test scripts that run programs
 # with librbdlite preloaded (test-fio-preload.sh, test-rbd-cli.sh,
 # test-exclusive-lock.sh, test-dropin.sh, test-qemu.sh).  Not executable on
-# its own.
+# its own.  Sources testlib.sh (die, pass/fail, the summary, ...).
 #
 # rbdl_preload_env CMD...
 #   Checks the test cluster environment (CEPH_CONF, RBDLITE_TEST_POOL,
@@ -13,21 +13,27 @@
 #     PRELOAD   what to put in LD_PRELOAD (the sanitizer runtime first
 #               when RBDLITE_SAN=asan|tsan)
 #     SAN_ENV   extra environment for preloaded runs (array)
-#   The caller defines die() and HERE (the script's directory) first.
+#
+# rbdl_qemu_sanrt
+#   For scripts that run qemu through lib/tools/rbdlite-run: sets WRAPPER
+#   (which must be built) and SANRT, what goes into LD_PRELOAD before the
+#   library (the sanitizer runtime and libstdc++, or nothing).
+#   san_filter FILE prints FILE without the sanitizer's warnings about
+#   qemu's coroutines.
+#
+# c_rbd ARGS...
+#   The real rbd CLI, never with anything preloaded, within RBDL_CLI_TMO
+#   seconds (default 60).
+
+# shellcheck source=tests/cluster/testlib.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/testlib.sh"
+
+c_rbd() { timeout -k 5 "${RBDL_CLI_TMO:-60}" env -u LD_PRELOAD rbd --client_mount_timeout 30 "$@"; }
 
 rbdl_preload_env() {
-    local v c
-    for v in CEPH_CONF RBDLITE_TEST_POOL RBDLITE_TEST_DATA_POOL; do
-        [[ -n ${!v:-} ]] || die "$v is not set; run this under tests/cluster/with-cluster.sh (or tests/run-cluster-tests.sh)"
-    done
-    export CEPH_CONF
-    for c in "$@"; do
-        command -v "$c" >/dev/null || die "required command '$c' not found"
-    done
+    rbdl_need_cluster
+    rbdl_need_cmds "$@"
 
-    POOL=$RBDLITE_TEST_POOL
-    DATA_POOL=$RBDLITE_TEST_DATA_POOL
-    BUILDDIR=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
     LIB=${RBDLITE_LIB:-$BUILDDIR/lib/.libs/librbdlite.so}
     [[ -f $LIB ]] || die "library not found: $LIB (build it, or set RBDLITE_BUILDDIR / RBDLITE_LIB)"
     [[ $LIB == */* ]] || LIB=./$LIB
@@ -53,4 +59,23 @@ rbdl_preload_env() {
         ;;
     *) die "unknown RBDLITE_SAN='$RBDLITE_SAN' (expected asan, tsan or empty)" ;;
     esac
+}
+
+rbdl_qemu_sanrt() {
+    WRAPPER=$BUILDDIR/lib/tools/rbdlite-run
+    [[ -x $WRAPPER ]] || die "wrapper not built: $WRAPPER"
+    SANRT=${PRELOAD%"$LIB"}
+    SANRT=${SANRT% }
+    if [[ -n $SANRT ]]; then
+        # The runtime's C++ interceptors need libstdc++ loaded at startup; a C
+        # program (qemu) only gets it later, from dlopen'ing block-rbd.so.
+        CXXRT=$(${CC:-gcc} -print-file-name=libstdc++.so.6)
+        [[ $CXXRT == /* ]] || die "cannot locate libstdc++.so.6 (got '$CXXRT')"
+        SANRT="$SANRT $CXXRT"
+    fi
+}
+
+san_filter() {
+    grep -v -e '^==[0-9]*==WARNING: ASan' -e '^False positive error reports may follow' \
+        -e '^For details see https://github.com/google/sanitizers' -- "$1"
 }

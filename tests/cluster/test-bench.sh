@@ -14,31 +14,23 @@
 # The harness and libraries come from $RBDLITE_BUILDDIR (default: two levels
 # above this script).  Prints one line per sub-test and "N passed, M failed".
 set -uo pipefail
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
-for v in CEPH_CONF RBDLITE_TEST_POOL; do
-	if [[ -z ${!v:-} ]]; then
-		echo "$PROG: $v is not set: this test needs a running cluster" >&2
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-done
-export CEPH_CONF
-B=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
+# shellcheck source=tests/cluster/testlib.sh
+. "$HERE/testlib.sh"
+rbdl_need_cluster CEPH_CONF RBDLITE_TEST_POOL
+B=$BUILDDIR
 BENCH=$B/lib/tools/rbdlite-bench
-POOL=$RBDLITE_TEST_POOL
-pass=0 fail=0
-ok() { echo "PASS $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
-[[ -x $BENCH ]] || { echo "$PROG: $BENCH not built"; echo "0 passed, 1 failed"; exit 1; }
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-bench-test.XXXXXX") || exit 1
+ok() { rbdl_pass "$1"; }
+bad() { rbdl_fail "$1" "$2"; }
+rbdl_need_progs "$BENCH"
+rbdl_workdir bench-test
 IMGS=()
 # shellcheck disable=SC2317  # runs from the EXIT trap
 cleanup() {
 	for i in "${IMGS[@]}"; do rbd rm --no-progress "$POOL/$i" >/dev/null 2>&1; done
-	rm -rf "$TMP"
+	rbdl_rm_workdir
 }
-trap cleanup EXIT
+rbdl_traps
 U=tb$$
 common=(--pool="$POOL" --lite-lib="$B/lib/.libs/librbdlite.so"
 	--malloccount-lib="$B/lib/tools/.libs/librbdlite-malloccount.so"
@@ -96,5 +88,4 @@ else
 	bad shared-poll-refused "unexpected error: $(cat "$TMP/c.err")"
 fi
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+rbdl_summary

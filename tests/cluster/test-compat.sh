@@ -27,75 +27,37 @@
 
 set -uo pipefail
 
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
-for v in CEPH_CONF RBDLITE_TEST_POOL RBDLITE_TEST_DATA_POOL; do
-    if [[ -z ${!v:-} ]]; then
-        echo "$PROG: $v is not set: this test needs a running cluster" \
-            "(run it through tests/run-cluster-tests.sh or" \
-            "tests/cluster/with-cluster.sh)" >&2
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
-export CEPH_CONF
-
-BUILDDIR=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
+# shellcheck source=tests/cluster/testlib.sh
+. "$HERE/testlib.sh"
+rbdl_need_cluster
 BIN=$BUILDDIR/tests/cluster
 LITE=$BIN/rbdio-lite
 REF=$BIN/rbdio-librbd
-POOL=$RBDLITE_TEST_POOL
-DPOOL=$RBDLITE_TEST_DATA_POOL
+DPOOL=$DATA_POOL
 SEED0=${RBDLITE_COMPAT_SEED:-20240611}
 NOPS=${RBDLITE_COMPAT_NOPS:-300}
 SIZE=$((64 << 20))
 TMO=${RBDLITE_COMPAT_TIMEOUT:-600}   # per command, seconds
 
-PASS=0
-FAIL=0
 IMAGES=()
-WORK=
-
-# remove_image NAME: a program that crashed leaves its watch on the image
-# for ~30 s, during which `rbd rm` refuses; retry until DEADLINE.
-DEADLINE=0
-remove_image() {
-    while :; do
-        rbd rm --no-progress "$POOL/$1" >/dev/null 2>&1 && return 0
-        rbd info "$POOL/$1" >/dev/null 2>&1 || return 0
-        if ((SECONDS >= DEADLINE)); then
-            echo "$PROG: could not remove image $POOL/$1" >&2
-            return 1
-        fi
-        sleep 3
-    done
-}
 
 cleanup() {
-    local i
-    DEADLINE=$((SECONDS + 60))
+    local i deadline=$((SECONDS + 60))
     for i in "${IMAGES[@]}"; do
-        remove_image "$i"
+        rbdl_remove_image "$POOL/$i" "$deadline"
     done
-    [[ -n $WORK ]] && rm -rf -- "$WORK"
+    rbdl_rm_workdir
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+rbdl_traps
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-compat.XXXXXX") || exit 1
+rbdl_workdir compat
 LOG=$WORK/log
 
-pass() {
-    echo "PASS: $1"
-    PASS=$((PASS + 1))
-}
-
 fail() {
-    echo "FAIL: $1"
+    rbdl_fail "$1"
     [[ -s $LOG ]] && sed 's/^/    | /' "$LOG" | tail -n 20
-    FAIL=$((FAIL + 1))
 }
 
 # run CMD...: run with a time limit, output to $LOG.
@@ -129,14 +91,7 @@ rm_image() {
 
 # ---- sanity: the two builds bind to the libraries they claim -------------
 
-for b in "$LITE" "$REF"; do
-    if [[ ! -x $b ]]; then
-        echo "$PROG: $b not found (build with 'make check' or set" \
-            "RBDLITE_BUILDDIR)" >&2
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
+rbdl_need_progs "$LITE" "$REF"
 
 who=$("$LITE" whoami 2>&1)
 if [[ $who == librbdlite ]]; then pass "rbdio-lite whoami = $who"
@@ -236,5 +191,4 @@ for kind in "${KINDS[@]}"; do
     rm_image "$id"
 done
 
-echo "$PASS passed, $FAIL failed"
-((FAIL == 0))
+rbdl_summary

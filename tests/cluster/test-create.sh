@@ -32,38 +32,24 @@
 
 set -uo pipefail
 
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
 # Table cases whose output may differ, with the reason (none today).
 declare -A ALLOWED=()
 
-for v in CEPH_CONF RBDLITE_TEST_POOL RBDLITE_TEST_DATA_POOL; do
-    if [[ -z ${!v:-} ]]; then
-        echo "$PROG: $v is not set: this test needs a running cluster" \
-            "(run it through tests/run-cluster-tests.sh or" \
-            "tests/cluster/with-cluster.sh)" >&2
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
-export CEPH_CONF
-
-BUILDDIR=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
+# shellcheck source=tests/cluster/testlib.sh
+. "$HERE/testlib.sh"
+rbdl_need_cluster
 BIN=$BUILDDIR/tests/cluster
 LITE=$BIN/createcases-lite
 REF=$BIN/createcases-librbd
-POOL=$RBDLITE_TEST_POOL
-DPOOL=$RBDLITE_TEST_DATA_POOL
+DPOOL=$DATA_POOL
 TMO=${RBDLITE_CREATE_TIMEOUT:-300}
 TAG=cr$$
 
-PASS=0
-FAIL=0
 IMAGES=()	# pool[/ns]/name to remove at exit
 NAMESPACES=()
 HOLDERS=()	# pids of background librbd clients
-WORK=
 
 POOL_OVERRIDDEN=0
 cleanup() {
@@ -92,21 +78,9 @@ cleanup() {
         rbd namespace rm "$POOL/$i" >/dev/null 2>&1 ||
             echo "$PROG: could not remove namespace $i" >&2
     done
-    [[ -n $WORK ]] && rm -rf -- "$WORK"
+    rbdl_rm_workdir
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-pass() {
-    echo "PASS: $1"
-    PASS=$((PASS + 1))
-}
-
-fail() {
-    echo "FAIL: $1"
-    FAIL=$((FAIL + 1))
-}
+rbdl_traps
 
 # check NAME CMD...: a sub-test that CMD succeeds.
 check() {
@@ -131,30 +105,11 @@ expect() {
     fi
 }
 
-for b in "$LITE" "$REF"; do
-    if [[ ! -x $b ]]; then
-        echo "$PROG: $b not found (build with 'make check' or set" \
-            "RBDLITE_BUILDDIR)" >&2
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
+rbdl_need_progs "$LITE" "$REF"
 
-# A python with Ceph's bindings (a python3 earlier in PATH may lack them).
-PY=
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import rados, rbd' >/dev/null 2>&1; then
-        PY=$p
-        break
-    fi
-done
-if [[ -z $PY ]]; then
-    echo "$PROG: no python3 with the rados and rbd modules" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+rbdl_find_python || die "no python3 with the rados and rbd modules"
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-create.XXXXXX") || exit 1
+rbdl_workdir create
 
 # ---- 1. the differential table ----------------------------------------------
 
@@ -166,7 +121,7 @@ for ns in "$NSREF" "$NSLITE"; do
     else
         sed 's/^/    | /' "$WORK/ns.log"
         fail "create namespace $ns"
-        echo "$PASS passed, $FAIL failed"
+        rbdl_summary
         exit 1
     fi
 done
@@ -539,11 +494,6 @@ done
 
 # qemu's rbd driver creates images with rbd_create; with librbdlite
 # preloaded, the image must equal the `rbd create` twin.
-die() {
-    fail "$*"
-    echo "$PASS passed, $FAIL failed"
-    exit 1
-}
 # shellcheck source=preload-env.sh
 . "$HERE/preload-env.sh"
 rbdl_preload_env qemu-img
@@ -564,5 +514,4 @@ expect "qemu-img create: rbd info equal to rbd create" \
     "$(info_of "$POOL/$QT")" "$(info_of "$POOL/$Q")"
 check "qemu-img create: librbd I/O" librbd_io "$POOL/$Q"
 
-echo "$PASS passed, $FAIL failed"
-((FAIL == 0))
+rbdl_summary

@@ -40,37 +40,17 @@
 
 set -uo pipefail
 
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
-for v in CEPH_CONF RBDLITE_TEST_POOL RBDLITE_TEST_DATA_POOL; do
-    if [[ -z ${!v:-} ]]; then
-        echo "$PROG: $v is not set: this test needs a running cluster" >&2
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
-export CEPH_CONF
-
-BUILDDIR=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
+# shellcheck source=tests/cluster/testlib.sh
+. "$HERE/testlib.sh"
+rbdl_need_cluster
 BIN=$BUILDDIR/tests/cluster
 LITE=$BIN/difftool-lite
 REF=$BIN/difftool-librbd
-POOL=$RBDLITE_TEST_POOL
 TMO=${RBDLITE_DIFF_TIMEOUT:-120}
-PASS=0
-FAIL=0
 IMAGES=()
 BG=()
-WORK=
-
-PY=
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import rados, rbd' 2>/dev/null; then
-        PY=$p
-        break
-    fi
-done
 
 cleanup() {
     local i deadline=$((SECONDS + 90))
@@ -79,53 +59,21 @@ cleanup() {
     done
     wait 2>/dev/null
     for i in "${IMAGES[@]}"; do
-        while :; do
-            rbd snap purge --no-progress "$POOL/$i" >/dev/null 2>&1
-            rbd rm --no-progress "$POOL/$i" >/dev/null 2>&1 && break
-            rbd info "$POOL/$i" >/dev/null 2>&1 || break
-            if ((SECONDS >= deadline)); then
-                echo "$PROG: could not remove image $POOL/$i" >&2
-                break
-            fi
-            sleep 3
-        done
+        rbdl_remove_image "$POOL/$i" "$deadline"
     done
-    [[ -n $WORK ]] && rm -rf -- "$WORK"
+    rbdl_rm_workdir
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-pass() {
-    echo "PASS: $1"
-    PASS=$((PASS + 1))
-}
-
-fail() {
-    echo "FAIL: $1"
-    FAIL=$((FAIL + 1))
-}
+rbdl_traps
 
 finish() {
-    echo "$PASS passed, $FAIL failed"
-    ((FAIL == 0))
+    rbdl_summary
     exit
 }
 
-for b in "$LITE" "$REF"; do
-    if [[ ! -x $b ]]; then
-        echo "$PROG: $b not found (build with 'make check' or set" \
-            "RBDLITE_BUILDDIR)" >&2
-        fail "binaries"
-        finish
-    fi
-done
-if [[ -z $PY ]]; then
-    fail "python3 with the rados and rbd modules"
-    finish
-fi
+rbdl_need_progs "$LITE" "$REF"
+rbdl_find_python || die "no python3 with the rados and rbd modules"
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-diff.XXXXXX") || exit 1
+rbdl_workdir diff
 
 # py IMAGE OPS...: apply ops "w:OFF:LEN" (fresh data) and "d:OFF:LEN"
 # (discard) with librbd.
@@ -329,10 +277,6 @@ qemu_map() {
         fail "qemu-img map $label"
         diff "$WORK/map-ref" "$WORK/map-lite" | head -10 | sed 's/^/    | /'
     fi
-}
-die() {
-    fail "$*"
-    finish
 }
 # shellcheck source=preload-env.sh
 . "$HERE/preload-env.sh"

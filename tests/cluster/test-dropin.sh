@@ -37,20 +37,15 @@
 
 set -uo pipefail
 
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
-
-die() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-    exit 1
-}
 
 # shellcheck source=tests/cluster/preload-env.sh
 . "$HERE/preload-env.sh"
 rbdl_preload_env fio qemu-img qemu-io rbd python3 timeout nm
+# WRAPPER; SANRT: a sanitizer runtime (preload-env.sh puts it before the
+# library) must still be preloaded first in both modes.
+rbdl_qemu_sanrt
 
-WRAPPER=$BUILDDIR/lib/tools/rbdlite-run
-[[ -x $WRAPPER ]] || die "wrapper not built: $WRAPPER"
 DROPIN_DIR=${RBDLITE_DROPIN_DIR:-$BUILDDIR/lib/librbd1/.libs}
 [[ -e $DROPIN_DIR/librbd.so.1 ]] || die "drop-in library not built: $DROPIN_DIR/librbd.so.1"
 DROPIN_DIR=$(cd -- "$DROPIN_DIR" && pwd)
@@ -60,32 +55,10 @@ for f in "$LIB" "$DROPIN"; do
     nm -D --defined-only "$f" 2>/dev/null | grep -q ' rbdlite_is_librbdlite$' ||
         die "$f is not librbdlite (it does not define rbdlite_is_librbdlite)"
 done
-# A sanitizer runtime (preload-env.sh puts it before the library) must
-# still be preloaded first in both modes.
-SANRT=${PRELOAD%"$LIB"}
-SANRT=${SANRT% }
-if [[ -n $SANRT ]]; then
-    # The runtime's C++ interceptors need libstdc++ loaded at startup; a C
-    # program (qemu) only gets it later, from dlopen'ing block-rbd.so.
-    CXXRT=$(${CC:-gcc} -print-file-name=libstdc++.so.6)
-    [[ $CXXRT == /* ]] || die "cannot locate libstdc++.so.6 (got '$CXXRT')"
-    SANRT="$SANRT $CXXRT"
-fi
-# Sanitizer runtimes warn about qemu's coroutines (swapcontext) on stderr;
-# that is not output to compare.
-san_filter() {
-    grep -v -e '^==[0-9]*==WARNING: ASan' -e '^False positive error reports may follow' \
-        -e '^For details see https://github.com/google/sanitizers' -- "$1"
-}
-
 TMO=${RBDLITE_FIO_TIMEOUT:-120}
 MiB=$((1024 * 1024))
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-dropin.XXXXXX") || die "mktemp failed"
+rbdl_workdir dropin
 IMAGES=()
-PASS=0
-FAIL=0
-
-c_rbd() { timeout -k 5 60 env -u LD_PRELOAD rbd --client_mount_timeout 30 "$@"; }
 
 cleanup() {
     local img
@@ -94,25 +67,10 @@ cleanup() {
         c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 ||
             printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
     done
-    if [[ ${RBDLITE_KEEP_LOGS:-0} == 1 ]]; then
-        printf '%s: logs kept in %s\n' "$PROG" "$TMP" >&2
-    else
-        rm -rf -- "$TMP"
-    fi
+    rbdl_rm_workdir
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+rbdl_traps
 
-pass() {
-    PASS=$((PASS + 1))
-    printf 'PASS %s\n' "$1"
-}
-fail() {
-    FAIL=$((FAIL + 1))
-    printf 'FAIL %s: %s\n' "$1" "$2"
-}
 show_log() {
     [[ -s $1 ]] && tail -n 12 -- "$1" | sed 's/^/    | /'
     return 0
@@ -318,5 +276,4 @@ for mode in wrapper libpath; do
     qemu_pair "$mode" default "$UNIQ-default" "$pat" "$qoff"
 done
 
-echo "$PASS passed, $FAIL failed"
-((FAIL == 0))
+rbdl_summary

@@ -26,77 +26,35 @@
 
 set -uo pipefail
 
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
 # Case names whose output may differ between the libraries (none).
 declare -A ALLOWED=()
 
-for v in CEPH_CONF RBDLITE_TEST_POOL RBDLITE_TEST_DATA_POOL; do
-    if [[ -z ${!v:-} ]]; then
-        echo "$PROG: $v is not set: this test needs a running cluster" \
-            "(run it through tests/run-cluster-tests.sh or" \
-            "tests/cluster/with-cluster.sh)" >&2
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
-export CEPH_CONF
-
-BUILDDIR=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
+# shellcheck source=tests/cluster/testlib.sh
+. "$HERE/testlib.sh"
+rbdl_need_cluster
 BIN=$BUILDDIR/tests/cluster
 LITE=$BIN/edgecases-lite
 REF=$BIN/edgecases-librbd
-POOL=$RBDLITE_TEST_POOL
 TMO=${RBDLITE_EDGE_TIMEOUT:-300}
 
-PASS=0
-FAIL=0
 IMAGES=()
-WORK=
 
 # A program that crashed leaves its watch on the image for ~30 s, during
 # which `rbd rm` refuses; retry for up to a minute in all.
 cleanup() {
     local i deadline=$((SECONDS + 60))
     for i in "${IMAGES[@]}"; do
-        while :; do
-            rbd snap purge --no-progress "$POOL/$i" >/dev/null 2>&1
-            rbd rm --no-progress "$POOL/$i" >/dev/null 2>&1 && break
-            rbd info "$POOL/$i" >/dev/null 2>&1 || break
-            if ((SECONDS >= deadline)); then
-                echo "$PROG: could not remove image $POOL/$i" >&2
-                break
-            fi
-            sleep 3
-        done
+        rbdl_remove_image "$POOL/$i" "$deadline"
     done
-    [[ -n $WORK ]] && rm -rf -- "$WORK"
+    rbdl_rm_workdir
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+rbdl_traps
 
-pass() {
-    echo "PASS: $1"
-    PASS=$((PASS + 1))
-}
+rbdl_need_progs "$LITE" "$REF"
 
-fail() {
-    echo "FAIL: $1"
-    FAIL=$((FAIL + 1))
-}
-
-for b in "$LITE" "$REF"; do
-    if [[ ! -x $b ]]; then
-        echo "$PROG: $b not found (build with 'make check' or set" \
-            "RBDLITE_BUILDDIR)" >&2
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-edge.XXXXXX") || exit 1
+rbdl_workdir edge
 
 # The initial content: deterministic text in [0, 1 MiB) and [8 MiB, 9 MiB),
 # zeros elsewhere (rbd import leaves objects 1 and 3 unallocated).
@@ -123,7 +81,7 @@ for i in "$IREF" "$ILITE" "$IONLY"; do
     if ! make_image "$i"; then
         sed 's/^/    | /' "$WORK/mk.log"
         fail "create image $i"
-        echo "$PASS passed, $FAIL failed"
+        rbdl_summary
         exit 1
     fi
 done
@@ -214,5 +172,4 @@ if ! grep -q '^lite-only: .* ok, 0 failed$' "$OUT" || ((nonly < 20)); then
     fail "edgecases-lite --lite-only did not finish its table ($nonly cases)"
 fi
 
-echo "$PASS passed, $FAIL failed"
-((FAIL == 0))
+rbdl_summary

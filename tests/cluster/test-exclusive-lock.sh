@@ -49,13 +49,7 @@
 
 set -uo pipefail
 
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
-
-die() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-    exit 1
-}
 
 # shellcheck source=tests/cluster/preload-env.sh
 . "$HERE/preload-env.sh"
@@ -71,14 +65,11 @@ STALL_MAX_MS=5000 # longest librbdlite write latency with two writers
 MiB=$((1024 * 1024))
 DEFAULT_FEATURES=layering,exclusive-lock,object-map,fast-diff,deep-flatten
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-xlock.XXXXXX") || die "mktemp failed"
+rbdl_workdir xlock
 IMAGES=()
 BG=()   # pids of `timeout` wrappers of background jobs
-PASS=0
-FAIL=0
 
 # The real CLI tools, never with anything preloaded.
-c_rbd() { timeout -k 5 "$CLI_TMO" env -u LD_PRELOAD rbd --client_mount_timeout 30 "$@"; }
 c_rados() { timeout -k 5 "$CLI_TMO" env -u LD_PRELOAD rados --client_mount_timeout 30 "$@"; }
 c_ceph() { timeout -k 5 "$CLI_TMO" env -u LD_PRELOAD ceph --connect-timeout 30 "$@"; }
 
@@ -116,26 +107,14 @@ cleanup() {
     for img in "${left[@]}"; do
         printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
     done
-    if [[ ${RBDLITE_KEEP_LOGS:-0} == 1 ]]; then
-        printf '%s: logs kept in %s\n' "$PROG" "$TMP" >&2
-    else
-        rm -rf -- "$TMP"
-    fi
+    rbdl_rm_workdir
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+rbdl_traps
 
-pass() {
-    PASS=$((PASS + 1))
-    printf 'PASS %s\n' "$1"
-}
 # fail NAME WHY [LOG...]: a FAIL line, then the tail of each log.
 fail() {
     local f
-    FAIL=$((FAIL + 1))
-    printf 'FAIL %s: %s\n' "$1" "$2"
+    rbdl_fail "$1" "$2"
     shift 2
     for f in "$@"; do
         show_log "$f"
@@ -750,5 +729,4 @@ t_kill_lite
 t_kill_librbd
 t_journaling
 
-echo "$PASS passed, $FAIL failed"
-((FAIL == 0))
+rbdl_summary

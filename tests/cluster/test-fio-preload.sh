@@ -19,30 +19,18 @@
 
 set -uo pipefail
 
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
-
-die() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-    exit 1
-}
 
 # shellcheck source=tests/cluster/preload-env.sh
 . "$HERE/preload-env.sh"
 rbdl_preload_env fio rbd python3 timeout
 
-RBD_TMO=60   # any single rbd CLI call
 FIO_TMO=${RBDLITE_FIO_TIMEOUT:-120}  # any single fio run (s)
 MiB=$((1024 * 1024))
 IMG_SIZE=$((64 * MiB))
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-fio.XXXXXX") || die "mktemp failed"
+rbdl_workdir fio
 IMAGES=()
-PASS=0
-FAIL=0
-
-# The real rbd CLI, never with anything preloaded.
-c_rbd() { timeout -k 5 "$RBD_TMO" env -u LD_PRELOAD rbd --client_mount_timeout 30 "$@"; }
 
 cleanup() {
     local img
@@ -51,25 +39,10 @@ cleanup() {
         c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 ||
             printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
     done
-    if [[ ${RBDLITE_KEEP_LOGS:-0} == 1 ]]; then
-        printf '%s: logs kept in %s\n' "$PROG" "$TMP" >&2
-    else
-        rm -rf -- "$TMP"
-    fi
+    rbdl_rm_workdir
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+rbdl_traps
 
-pass() {
-    PASS=$((PASS + 1))
-    printf 'PASS %s\n' "$1"
-}
-fail() {
-    FAIL=$((FAIL + 1))
-    printf 'FAIL %s: %s\n' "$1" "$2"
-}
 # show_log FILE: the tail of a log, indented, to explain a failure.
 show_log() {
     [[ -s $1 ]] && tail -n 15 -- "$1" | sed 's/^/    | /'
@@ -330,5 +303,4 @@ check_missing_image() {
 }
 check_missing_image
 
-echo "$PASS passed, $FAIL failed"
-((FAIL == 0))
+rbdl_summary

@@ -40,52 +40,29 @@
 
 set -uo pipefail
 
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
-
-die() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-    exit 1
-}
 
 # shellcheck source=tests/cluster/preload-env.sh
 . "$HERE/preload-env.sh"
 rbdl_preload_env qemu-io qemu-img rbd python3 cmp timeout
 
-WRAPPER=$BUILDDIR/lib/tools/rbdlite-run
-[[ -x $WRAPPER ]] || die "wrapper not built: $WRAPPER"
-# Whatever preload-env.sh puts before the library (a sanitizer runtime)
-# goes into LD_PRELOAD; the wrapper appends the library itself.
-SANRT=${PRELOAD%"$LIB"}
-SANRT=${SANRT% }
-if [[ -n $SANRT ]]; then
-    # The runtime's C++ interceptors need libstdc++ loaded at startup; a C
-    # program (qemu) only gets it later, from dlopen'ing block-rbd.so.
-    CXXRT=$(${CC:-gcc} -print-file-name=libstdc++.so.6)
-    [[ $CXXRT == /* ]] || die "cannot locate libstdc++.so.6 (got '$CXXRT')"
-    SANRT="$SANRT $CXXRT"
-fi
-# Sanitizer runtimes warn about qemu's coroutines (swapcontext) on stderr;
-# that is not output to compare.
-san_filter() {
-    grep -v -e '^==[0-9]*==WARNING: ASan' -e '^False positive error reports may follow' \
-        -e '^For details see https://github.com/google/sanitizers' -- "$1"
-}
+# WRAPPER, and SANRT: whatever preload-env.sh puts before the library (a
+# sanitizer runtime) goes into LD_PRELOAD; the wrapper appends the library
+# itself.  Sanitizer warnings about qemu's coroutines are filtered out of
+# compared output by san_filter.
+rbdl_qemu_sanrt
 REFERENCE=${RBDLITE_QEMU_REFERENCE:-0}
 read -r -a SECTIONS <<<"${RBDLITE_QEMU_SECTIONS:-base pending}"
 
 TMO=120
+# shellcheck disable=SC2034  # read by c_rbd (preload-env.sh)
+RBDL_CLI_TMO=$TMO
 MiB=$((1024 * 1024))
 SIZE=$((64 * MiB))
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-qemu.XXXXXX") || die "mktemp failed"
+rbdl_workdir qemu
 IMAGES=()
-PASS=0
-FAIL=0
 declare -A SEC_PASS=() SEC_FAIL=()
 SECTION=setup
-
-# The real rbd CLI, never with anything preloaded.
-c_rbd() { timeout -k 5 "$TMO" env -u LD_PRELOAD rbd --client_mount_timeout 30 "$@"; }
 
 cleanup() {
     local img
@@ -96,16 +73,9 @@ cleanup() {
         c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 ||
             printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
     done
-    if [[ ${RBDLITE_KEEP_LOGS:-0} == 1 ]]; then
-        printf '%s: logs kept in %s\n' "$PROG" "$TMP" >&2
-    else
-        rm -rf -- "$TMP"
-    fi
+    rbdl_rm_workdir
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+rbdl_traps
 
 pass() {
     PASS=$((PASS + 1))
@@ -575,5 +545,4 @@ fi
 for s in "${SECTIONS[@]}"; do
     printf 'section %s: %s passed, %s failed\n' "$s" "${SEC_PASS[$s]:-0}" "${SEC_FAIL[$s]:-0}"
 done
-echo "$PASS passed, $FAIL failed"
-((FAIL == 0))
+rbdl_summary

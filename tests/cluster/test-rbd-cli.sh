@@ -35,13 +35,7 @@
 
 set -uo pipefail
 
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
-
-die() {
-    printf '%s: %s\n' "$PROG" "$*" >&2
-    exit 1
-}
 
 # shellcheck source=tests/cluster/preload-env.sh
 . "$HERE/preload-env.sh"
@@ -51,19 +45,13 @@ AIO_RW=${RBDLITE_AIO_RW:-$BUILDDIR/examples/aio_rw}
 LIBDIR=${LIB%/*}
 [[ $AIO_RW == /* ]] || AIO_RW=$PWD/$AIO_RW
 
-RBD_TMO=60   # any single rbd CLI call
 FIO_TMO=${RBDLITE_FIO_TIMEOUT:-120}  # any single fio / aio_rw run (s)
 MiB=$((1024 * 1024))
 IMG_SIZE=$((64 * MiB))
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-cli.XXXXXX") || die "mktemp failed"
+rbdl_workdir cli
 IMAGES=()
 BGPID=
-PASS=0
-FAIL=0
-
-# The real rbd CLI, never with anything preloaded.
-c_rbd() { timeout -k 5 "$RBD_TMO" env -u LD_PRELOAD rbd --client_mount_timeout 30 "$@"; }
 
 # remove_images: remove (with their snapshots) the images made so far.
 remove_images() {
@@ -85,25 +73,10 @@ cleanup() {
         wait "$BGPID" 2>/dev/null
     fi
     remove_images
-    if [[ ${RBDLITE_KEEP_LOGS:-0} == 1 ]]; then
-        printf '%s: work directory kept: %s\n' "$PROG" "$TMP" >&2
-    else
-        rm -rf -- "$TMP"
-    fi
+    rbdl_rm_workdir
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+rbdl_traps
 
-pass() {
-    PASS=$((PASS + 1))
-    printf 'PASS %s\n' "$1"
-}
-fail() {
-    FAIL=$((FAIL + 1))
-    printf 'FAIL %s: %s\n' "$1" "$2"
-}
 show_log() {
     [[ -s $1 ]] && tail -n 15 -- "$1" | sed 's/^/    | /'
     return 0
@@ -572,5 +545,4 @@ for layout in plain striped dpool; do
     [[ ${RBDLITE_KEEP_LOGS:-0} == 1 ]] || rm -f -- "$TMP"/*"$UNIQ-$layout"*.raw
 done
 
-echo "$PASS passed, $FAIL failed"
-((FAIL == 0))
+rbdl_summary

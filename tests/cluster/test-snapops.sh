@@ -31,40 +31,19 @@
 
 set -uo pipefail
 
-PROG=${0##*/}
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
-fatal() {
-    echo "$PROG: $*" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-}
+# shellcheck source=tests/cluster/testlib.sh
+. "$HERE/testlib.sh"
+rbdl_need_cluster
+rbdl_need_cmds rbd rados timeout md5sum
+rbdl_find_python || die "no python3 with the rados and rbd modules"
 
-for v in CEPH_CONF RBDLITE_TEST_POOL RBDLITE_TEST_DATA_POOL; do
-    [[ -n ${!v:-} ]] || fatal "$v is not set: this test needs a running cluster"
-done
-export CEPH_CONF
-for t in rbd rados timeout md5sum; do
-    command -v "$t" >/dev/null || fatal "$t not found"
-done
-PY=
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import rados, rbd' 2>/dev/null; then
-        PY=$p
-        break
-    fi
-done
-[[ -n $PY ]] || fatal "no python3 with the rados and rbd modules"
-
-BUILDDIR=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
 SNAPOP=$BUILDDIR/tests/cluster/snapop
-[[ -x $SNAPOP ]] || fatal "$SNAPOP not built"
-POOL=$RBDLITE_TEST_POOL
-DPOOL=$RBDLITE_TEST_DATA_POOL
+rbdl_need_progs "$SNAPOP"
+DPOOL=$DATA_POOL
 TMO=300
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/rbdlite-snapops.XXXXXX") || fatal "mktemp"
-PASS=0
-FAIL=0
+rbdl_workdir snapops
 IMAGES=()
 BG=
 
@@ -78,18 +57,12 @@ cleanup() {
         rbd snap purge --no-progress "$POOL/$i" >/dev/null 2>&1
         rbd rm --no-progress "$POOL/$i" >/dev/null 2>&1
     done
-    rm -rf "$TMP"
+    rbdl_rm_workdir
 }
-trap cleanup EXIT
+rbdl_traps
 
-ok() {
-    PASS=$((PASS + 1))
-    echo "ok   $*"
-}
-bad() {
-    FAIL=$((FAIL + 1))
-    echo "FAIL $*"
-}
+ok() { rbdl_pass "$*"; }
+bad() { rbdl_fail "$*"; }
 
 # The snapop command language on the real librbd.
 cat >"$TMP/snapop.py" <<'EOF'
@@ -271,8 +244,8 @@ compare_twins() {
         fi
     done
     # Clones of removed snapshots are trimmed by the OSDs in the background.
-    local t
-    for t in $(seq 30); do
+    local _
+    for _ in $(seq 30); do
         objects "$dpool" "$l" >"$TMP/obj.l"
         objects "$dpool" "$r" >"$TMP/obj.r"
         cmp -s "$TMP/obj.l" "$TMP/obj.r" && break
@@ -436,5 +409,4 @@ else
     bad "librbd writing (holds the lock) while librbdlite snapshots and resizes"
 fi
 
-echo "$PASS passed, $FAIL failed"
-[[ $FAIL -eq 0 ]]
+rbdl_summary

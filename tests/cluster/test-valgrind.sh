@@ -4,24 +4,20 @@
 # default-feature image (exclusive lock + object map: the lock control
 # thread starts, takes the lock and releases it at close).
 set -u
-: "${CEPH_CONF:?no test cluster (run through tests/run-cluster-tests.sh)}"
-: "${RBDLITE_TEST_POOL:?no test pool}"
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=${RBDLITE_BUILDDIR:-$(cd "$here/../.." && pwd)}
+# shellcheck source=tests/cluster/testlib.sh
+. "$here/testlib.sh"
+rbdl_need_cluster CEPH_CONF RBDLITE_TEST_POOL
+rbdl_need_cmds valgrind
+builddir=$BUILDDIR
 example="$builddir/examples/.libs/aio_rw"
 [ -x "$example" ] || example="$builddir/examples/aio_rw"
 pool=$RBDLITE_TEST_POOL
-pass=0 fail=0
-if ! command -v valgrind >/dev/null; then
-	echo "FAIL: valgrind is not installed"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
 if [ -n "${RBDLITE_SAN:-}" ]; then
 	# A sanitizer build cannot run under valgrind; the plain build does.
-	echo "PASS: sanitizer build ($RBDLITE_SAN): valgrind run belongs to the plain build"
-	echo "1 passed, 0 failed"
-	exit 0
+	pass "sanitizer build ($RBDLITE_SAN): valgrind run belongs to the plain build"
+	rbdl_summary
+	exit
 fi
 names=()
 cleanup() { for n in "${names[@]}"; do timeout 60 rbd rm --no-progress "$pool/$n" >/dev/null 2>&1; done; }
@@ -39,14 +35,11 @@ for kind in plain default; do
 		--error-exitcode=9 --leak-check=full \
 		--errors-for-leak-kinds=definite "$example" "$pool" "$name" \
 		4190000 >"$log" 2>&1; then
-		echo "PASS: valgrind clean on a $kind image"
-		pass=$((pass + 1))
+		pass "valgrind clean on a $kind image"
 	else
-		echo "FAIL: valgrind on a $kind image:"
+		fail "valgrind on a $kind image"
 		cat "$log"
-		fail=$((fail + 1))
 	fi
 	rm -f "$log"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+rbdl_summary
