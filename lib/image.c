@@ -31,6 +31,7 @@
 #include "image.h"
 #include "codec.h"
 #include "internal.h"
+#include "slab.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -979,6 +980,8 @@ int rbdl_image_close(struct rbdl_handle *h)
 
 	rbdl_delivery_wait_idle(&img->dl);
 	image_free(img);
+	/* Give slab memory back to the kernel if nothing uses it any more. */
+	rbdl_slab_trim();
 	/* The handle itself is never freed: a stale rbd_image_t must keep
 	 * reading "closed" rather than whatever reuses the memory. */
 	h->img = NULL;

@@ -62,24 +62,63 @@ static void depot_put_locked(struct rbdl_slab *s, void *obj)
 	s->depot_count++;
 }
 
-/* Thread exit: give every cached object back to its depot. */
-static void tcache_destroy(void *arg)
+static size_t chunk_bytes(const struct rbdl_slab *s)
 {
-	(void)arg;
+	return RBDL_CACHELINE + CHUNK_OBJS * s->size;
+}
+
+/*
+ * When every object ever carved is back in the depot, no thread holds one
+ * (not even in a magazine), so the chunks can go back to the kernel; the
+ * next allocation carves a fresh chunk.  Caller holds s->lock.
+ */
+static void release_if_idle_locked(struct rbdl_slab *s)
+{
+	struct rbdl_slab_chunk *c = s->chunks;
+
+	if (!s->total || s->depot_count != s->total)
+		return;
+	while (c) {
+		struct rbdl_slab_chunk *next = c->next;
+
+		munmap(c, chunk_bytes(s));
+		c = next;
+	}
+	s->chunks = NULL;
+	s->depot = NULL;
+	s->depot_count = 0;
+	s->total = 0;
+}
+
+/* Give the calling thread's cached objects back to their depots, and
+ * release the backing memory of every cache that is then idle. */
+static void drain_tcache(void)
+{
 	unsigned n = atomic_load_explicit(&ncaches, memory_order_acquire);
 
 	for (unsigned i = 0; i < n; i++) {
 		struct rbdl_slab *s = caches[i];
 		struct magazine *m = &tc.mags[i];
 
-		if (!m->n)
-			continue;
 		pthread_mutex_lock(&s->lock);
 		while (m->n)
 			depot_put_locked(s, m->objs[--m->n]);
+		release_if_idle_locked(s);
 		pthread_mutex_unlock(&s->lock);
 	}
+}
+
+/* Thread exit (pthread key destructor). */
+static void tcache_destroy(void *arg)
+{
+	(void)arg;
+	drain_tcache();
 	tc.registered = false;
+}
+
+void rbdl_slab_trim(void)
+{
+	drain_tcache();
 }
 
 static void tc_key_create(void)
@@ -126,7 +165,7 @@ static void *backing_alloc(size_t bytes)
 static int depot_grow_locked(struct rbdl_slab *s)
 {
 	size_t hdr = RBDL_CACHELINE;
-	char *mem = backing_alloc(hdr + CHUNK_OBJS * s->size);
+	char *mem = backing_alloc(chunk_bytes(s));
 
 	if (!mem)
 		return -ENOMEM;

@@ -27,9 +27,10 @@
  *
  * Threading: rbdl_slab_alloc/free are safe from any thread.  Magazines are
  * thread-local (__thread) and drained into the depot by a pthread key
- * destructor when the thread exits.  Backing chunks are kept for the life of
- * the process and reused (the working set is bounded by the peak number of
- * I/Os in flight).
+ * destructor when the thread exits.  Backing chunks are reused while any
+ * object of the cache is in use (the working set is bounded by the peak
+ * number of I/Os in flight) and unmapped once every object is back in the
+ * depot: checked when a thread exits and by rbdl_slab_trim() (image close).
  */
 #ifndef RBDL_SLAB_H
 #define RBDL_SLAB_H
@@ -66,6 +67,11 @@ void *rbdl_slab_alloc(struct rbdl_slab *s);
 
 /* Return an object obtained from rbdl_slab_alloc(s).  Any thread. */
 void rbdl_slab_free(struct rbdl_slab *s, void *obj);
+
+/* Drain the calling thread's magazines into the depots, then unmap the
+ * chunks of every cache none of whose objects is in use or cached by
+ * another thread.  Any thread; control path (rbd_close calls it). */
+void rbdl_slab_trim(void);
 
 /* Counters (process-wide, relaxed): how many times backing memory was
  * allocated (chunk refills).  Zero growth in steady state is the target. */

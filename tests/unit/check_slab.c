@@ -120,6 +120,59 @@ START_TEST(test_remote_free_returns_to_owner)
 }
 END_TEST
 
+/* Backing memory goes back to the kernel once no object is in use or
+ * cached anywhere, and not before. */
+static struct rbdl_slab s4k = RBDL_SLAB_INIT("test-trim", 4000);
+
+static void *free_all_4k(void *arg)
+{
+	struct xfer *x = arg;
+
+	for (int i = 0; i < x->n; i++)
+		rbdl_slab_free(&s4k, x->objs[i]);
+	return NULL;
+}
+
+START_TEST(test_idle_memory_released)
+{
+	enum { N = 300 };
+	void *objs[N];
+	struct xfer x = { objs, N };
+	pthread_t t;
+	void *keep;
+
+	ck_assert_int_eq(rbdl_slab_init(&s4k), 0);
+	for (int i = 0; i < N; i++)
+		ck_assert_ptr_nonnull(objs[i] = rbdl_slab_alloc(&s4k));
+	keep = rbdl_slab_alloc(&s4k);
+	ck_assert_ptr_nonnull(keep);
+	/* Freed on a thread that exits: its magazine drains, but one object
+	 * is still in use, so nothing may be unmapped. */
+	ck_assert_int_eq(pthread_create(&t, NULL, free_all_4k, &x), 0);
+	pthread_join(t, NULL);
+	rbdl_slab_trim();
+	ck_assert_uint_gt(s4k.total, 0);
+	ck_assert_ptr_nonnull(s4k.chunks);
+	memset(keep, 0x5a, 4000);	/* still mapped and writable */
+	/* The last object is freed into this thread's magazine: the cache is
+	 * not idle until the magazine is drained too. */
+	rbdl_slab_free(&s4k, keep);
+	ck_assert_uint_gt(s4k.total, 0);
+	rbdl_slab_trim();
+	ck_assert_uint_eq(s4k.total, 0);
+	ck_assert_uint_eq(s4k.depot_count, 0);
+	ck_assert_ptr_null(s4k.chunks);
+	/* And the cache works again afterwards, on fresh backing memory. */
+	uint64_t before = rbdl_slab_backing_allocs();
+
+	keep = rbdl_slab_alloc(&s4k);
+	ck_assert_ptr_nonnull(keep);
+	memset(keep, 0xa5, 4000);
+	ck_assert_uint_eq(rbdl_slab_backing_allocs(), before + 1);
+	rbdl_slab_free(&s4k, keep);
+}
+END_TEST
+
 /* Stress: threads allocate, stamp the object with their id, check the
  * stamp, and free; a double hand-out would show as a foreign stamp. */
 static void *stress(void *arg)
@@ -177,6 +230,7 @@ int main(void)
 	tcase_add_test(tc, test_many_objects_distinct);
 	tcase_add_test(tc, test_remote_free_returns_to_owner);
 	tcase_add_test(tc, test_concurrent_stress);
+	tcase_add_test(tc, test_idle_memory_released);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
