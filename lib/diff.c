@@ -780,16 +780,8 @@ static int walk_objects(struct inspect *in, uint64_t off, uint64_t left,
 static int make_read_io(struct rbdl_image *img, uint64_t snap,
 			rados_ioctx_t *out)
 {
-	char *ns;
-	int r = rbdl_ioctx_namespace(img->md_io, &ns);
+	int r = rbdl_image_data_ioctx(img, out);
 
-	if (r < 0)
-		return r;
-	r = rbdl_ioctx_dup(img->cluster,
-			   img->data_pool_id >= 0 ? img->data_pool_id
-						  : img->md_pool_id,
-			   ns, out);
-	free(ns);
 	if (r < 0)
 		return r;
 	rados_ioctx_snap_set_read(*out, snap == RBDL_NOSNAP ? LIBRADOS_SNAP_HEAD

@@ -450,20 +450,27 @@ static void log_write_refusal(struct rbdl_image *img, uint64_t features)
 		 img->name, (uint64_t)(features & RBDL_WRITE_UNSUPPORTED));
 }
 
-static int make_write_io(struct rbdl_image *img, uint64_t seq,
-			 uint64_t *snaps, uint32_t n, rados_ioctx_t *out)
+int rbdl_image_data_ioctx(struct rbdl_image *img, rados_ioctx_t *out)
 {
-	rados_ioctx_t io;
 	char *ns;
 	int r = rbdl_ioctx_namespace(img->md_io, &ns);
 
 	if (r < 0)
 		return r;
 	r = rbdl_ioctx_dup(img->cluster,
-		      img->data_pool_id >= 0 ? img->data_pool_id
-					     : img->md_pool_id,
-		      ns, &io);
+			   img->data_pool_id >= 0 ? img->data_pool_id
+						  : img->md_pool_id,
+			   ns, out);
 	free(ns);
+	return r;
+}
+
+static int make_write_io(struct rbdl_image *img, uint64_t seq,
+			 uint64_t *snaps, uint32_t n, rados_ioctx_t *out)
+{
+	rados_ioctx_t io;
+	int r = rbdl_image_data_ioctx(img, &io);
+
 	if (r < 0)
 		return r;
 	r = rados_ioctx_selfmanaged_snap_set_write_ctx(
@@ -867,10 +874,7 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		goto out;
 	}
 
-	r = rbdl_ioctx_dup(img->cluster,
-		      img->data_pool_id >= 0 ? img->data_pool_id
-					     : img->md_pool_id,
-		      ns, &img->rd_io);
+	r = rbdl_image_data_ioctx(img, &img->rd_io);
 	if (r < 0)
 		goto out;
 	if (img->snap_id != RBDL_NOSNAP)

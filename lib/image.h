@@ -152,6 +152,9 @@ static inline struct rbdl_image *rbdl_image_from_user(void *p)
 int rbdl_ioctx_dup(rados_t cluster, int64_t pool, const char *ns,
 		   rados_ioctx_t *out);
 int rbdl_ioctx_namespace(rados_ioctx_t io, char **out);
+/* A new ioctx on the image's data objects (data pool or metadata pool, in
+ * the image's namespace), with no snapshot context and reading HEAD. */
+int rbdl_image_data_ioctx(struct rbdl_image *img, rados_ioctx_t *out);
 
 /*
  * Synchronous cls method calls (control path): rbdl_cls_read runs a read
