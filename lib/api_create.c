@@ -923,22 +923,6 @@ struct rm_image {
 	int64_t data_pool;
 };
 
-static int read_u64_call(rados_ioctx_t io, const char *oid,
-			 const char *method, const void *in, size_t inlen,
-			 uint64_t *v)
-{
-	char *out;
-	size_t outlen;
-	int r = rbdl_cls_read(io, oid, "rbd", method, in, inlen, &out,
-			      &outlen);
-
-	if (r < 0)
-		return r;
-	r = rbdl_decode_u64(out, outlen, v);
-	rados_buffer_free(out);
-	return r;
-}
-
 /* Header fields the removal needs, and PreRemoveRequest's checks. */
 static int rm_load(struct rm_image *m)
 {
@@ -993,12 +977,12 @@ static int rm_load(struct rm_image *m)
 			     sc ? sc : 1) < 0)
 		return -EBADMSG;
 	m->data_pool = -1;
-	r = read_u64_call(m->io, m->header, "get_data_pool", NULL, 0, &dp);
+	r = rbdl_cls_read_u64(m->io, m->header, "get_data_pool", NULL, 0, &dp);
 	if (r == 0)
 		m->data_pool = (int64_t)dp;
 	else if (r != -EOPNOTSUPP)
 		return r;
-	r = read_u64_call(m->io, m->header, "get_flags", snapin, 8, &m->flags);
+	r = rbdl_cls_read_u64(m->io, m->header, "get_flags", snapin, 8, &m->flags);
 	if (r < 0)
 		return r;
 

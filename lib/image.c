@@ -244,19 +244,29 @@ static int read_snapcontext(struct rbdl_image *img, uint64_t *seq,
 	return r;
 }
 
-static int read_u64_method(struct rbdl_image *img, const char *method,
-			   uint64_t snap, uint64_t *v)
+int rbdl_cls_read_u64(rados_ioctx_t io, const char *oid, const char *method,
+		      const void *in, size_t inlen, uint64_t *v)
 {
 	char *out;
 	size_t outlen;
-	int r = cls_call_u64(img->md_io, img->header_oid, method, snap, &out,
-			     &outlen);
+	int r = rbdl_cls_read(io, oid, "rbd", method, in, inlen, &out,
+			      &outlen);
 
 	if (r < 0)
 		return r;
 	r = rbdl_decode_u64(out, outlen, v);
 	rados_buffer_free(out);
 	return r;
+}
+
+static int read_u64_method(struct rbdl_image *img, const char *method,
+			   uint64_t snap, uint64_t *v)
+{
+	uint8_t in[8];
+
+	le64(in, snap);
+	return rbdl_cls_read_u64(img->md_io, img->header_oid, method, in,
+				 sizeof(in), v);
 }
 
 static int read_size(struct rbdl_image *img, uint64_t snap, uint8_t *order,

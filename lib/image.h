@@ -166,6 +166,10 @@ int rbdl_cls_read(rados_ioctx_t io, const char *oid, const char *cls,
 		  size_t *outlen);
 int rbdl_cls_write(rados_ioctx_t io, const char *oid, const char *cls,
 		   const char *method, const void *in, size_t inlen);
+/* A cls "rbd" read method whose reply is one u64 (get_flags,
+ * get_data_pool, ...): 0 with *v set, or a negative errno. */
+int rbdl_cls_read_u64(rados_ioctx_t io, const char *oid, const char *method,
+		      const void *in, size_t inlen, uint64_t *v);
 
 /*
  * Call cls "rbd" method on the image header (control path, synchronous).
