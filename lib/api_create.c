@@ -814,6 +814,22 @@ out:
 	return r;
 }
 
+/* Create with *order as RBD_IMAGE_OPTION_ORDER (0: the default) and store
+ * the order used back into *order; consumes o. */
+static int create_order_inout(rados_ioctx_t io, const char *name,
+			      uint64_t size, struct rbdl_opts *o, int *order)
+{
+	uint64_t ord;
+	int r;
+
+	rbdl_opts_set_u64(o, RBD_IMAGE_OPTION_ORDER, (uint64_t)(int64_t)*order);
+	r = create_image(io, name, size, o);
+	if (rbdl_opts_get_u64(o, RBD_IMAGE_OPTION_ORDER, &ord) == 0)
+		*order = (int)ord;
+	rbdl_opts_clear(o);
+	return r;
+}
+
 /* librbd::create(io, name, size, old_format = false, features, order,
  * stripe_unit, stripe_count): explicit format 2, features and layout. */
 static int create_explicit(rados_ioctx_t io, const char *name, uint64_t size,
@@ -821,22 +837,15 @@ static int create_explicit(rados_ioctx_t io, const char *name, uint64_t size,
 			   uint64_t sc)
 {
 	struct rbdl_opts o;
-	uint64_t ord;
-	int r;
 
 	if (!order)
 		return -EINVAL;
 	rbdl_opts_init(&o);
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_FORMAT, 2);
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_FEATURES, features);
-	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_ORDER, (uint64_t)(int64_t)*order);
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_UNIT, su);
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_COUNT, sc);
-	r = create_image(io, name, size, &o);
-	if (rbdl_opts_get_u64(&o, RBD_IMAGE_OPTION_ORDER, &ord) == 0)
-		*order = (int)ord;
-	rbdl_opts_clear(&o);
-	return r;
+	return create_order_inout(io, name, size, &o, order);
 }
 
 /*
@@ -851,18 +860,11 @@ RBDL_API int rbd_create(rados_ioctx_t io, const char *name, uint64_t size,
 			int *order)
 {
 	struct rbdl_opts o;
-	uint64_t ord;
-	int r;
 
 	if (!order)
 		return -EINVAL;
 	rbdl_opts_init(&o);
-	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_ORDER, (uint64_t)(int64_t)*order);
-	r = create_image(io, name, size, &o);
-	if (rbdl_opts_get_u64(&o, RBD_IMAGE_OPTION_ORDER, &ord) == 0)
-		*order = (int)ord;
-	rbdl_opts_clear(&o);
-	return r;
+	return create_order_inout(io, name, size, &o, order);
 }
 
 /*
@@ -960,19 +962,9 @@ static int rm_load(struct rm_image *m)
 	rados_buffer_free(out);
 	if (r < 0)
 		return r;
-	if (m->features & RBD_FEATURE_STRIPINGV2) {
-		r = rbdl_cls_read(m->io, m->header, "rbd",
-				  "get_stripe_unit_count", NULL, 0, &out,
-				  &outlen);
-		if (r == 0) {
-			r = rbdl_decode_stripe(out, outlen, &su, &sc);
-			rados_buffer_free(out);
-			if (r < 0)
-				return r;
-		} else if (r != -ENOEXEC && r != -EINVAL) {
-			return r;
-		}
-	}
+	r = rbdl_read_stripe(m->io, m->header, m->features, &su, &sc);
+	if (r < 0)
+		return r;
 	if (rbdl_layout_init(&m->layout, order, su ? su : (1ULL << order),
 			     sc ? sc : 1) < 0)
 		return -EBADMSG;

@@ -259,6 +259,26 @@ int rbdl_cls_read_u64(rados_ioctx_t io, const char *oid, const char *method,
 	return r;
 }
 
+int rbdl_read_stripe(rados_ioctx_t io, const char *oid, uint64_t features,
+		     uint64_t *su, uint64_t *sc)
+{
+	char *out;
+	size_t outlen;
+	int r;
+
+	if (!(features & RBD_FEATURE_STRIPINGV2))
+		return 0;
+	r = rbdl_cls_read(io, oid, "rbd", "get_stripe_unit_count", NULL, 0,
+			  &out, &outlen);
+	if (r == -ENOEXEC || r == -EINVAL)	/* old OSD: default layout */
+		return 0;
+	if (r < 0)
+		return r;
+	r = rbdl_decode_stripe(out, outlen, su, sc);
+	rados_buffer_free(out);
+	return r;
+}
+
 static int read_u64_method(struct rbdl_image *img, const char *method,
 			   uint64_t snap, uint64_t *v)
 {
@@ -814,18 +834,9 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		r = -ENOSYS;
 		goto out;
 	}
-	if (features & RBD_FEATURE_STRIPINGV2) {
-		r = cls_call(img->md_io, img->header_oid, "rbd",
-			     "get_stripe_unit_count", NULL, 0, &out, &outlen);
-		if (r == 0) {
-			r = rbdl_decode_stripe(out, outlen, &su, &sc);
-			rados_buffer_free(out);
-			if (r < 0)
-				goto out;
-		} else if (r != -ENOEXEC && r != -EINVAL) {
-			goto out;
-		}
-	}
+	r = rbdl_read_stripe(img->md_io, img->header_oid, features, &su, &sc);
+	if (r < 0)
+		goto out;
 	r = rbdl_layout_init(&img->layout, order, su, sc);
 	/* rbd_get_stripe_unit reports the stored unit even when a stripe
 	 * count of 1 makes it irrelevant to the mapping (ImageCtx keeps it). */

@@ -155,6 +155,11 @@ int rbdl_ioctx_namespace(rados_ioctx_t io, char **out);
 /* A new ioctx on the image's data objects (data pool or metadata pool, in
  * the image's namespace), with no snapshot context and reading HEAD. */
 int rbdl_image_data_ioctx(struct rbdl_image *img, rados_ioctx_t *out);
+/* Stripe unit and count from the header (get_stripe_unit_count) when
+ * features has STRIPINGV2 and the OSD knows the method; otherwise *su and
+ * *sc are left as they are.  0 or a negative errno. */
+int rbdl_read_stripe(rados_ioctx_t io, const char *oid, uint64_t features,
+		     uint64_t *su, uint64_t *sc);
 
 /*
  * Synchronous cls method calls (control path): rbdl_cls_read runs a read

@@ -263,6 +263,29 @@ static int find_snap(struct rbdl_image *img, const char *name,
 	return r;
 }
 
+/* Id and size of the user snapshot called name, with the header brought up
+ * to date first: 0, -EINVAL (NULL name), -ENOENT or a read error. */
+static int lookup_snap(struct rbdl_image *img, const char *name,
+		       uint64_t *id, uint64_t *size)
+{
+	struct rbdl_snap_info si;
+	int r;
+
+	if (!name)
+		return -EINVAL;
+	r = rbdl_image_maybe_refresh(img);
+	if (r < 0)
+		return r;
+	r = find_snap(img, name, &si);
+	if (r < 0)
+		return r;
+	*id = si.id;
+	if (size)
+		*size = si.image_size;
+	rbdl_snap_info_free(&si);
+	return 0;
+}
+
 /* The snapshot id right after snap_id (the next newer map), or NOSNAP. */
 static uint64_t next_snap(struct rbdl_image *img, uint64_t snap_id)
 {
@@ -734,17 +757,11 @@ int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name)
 	size_t len;
 	int r;
 
-	if (!name)
-		return -EINVAL;
-	r = rbdl_image_maybe_refresh(img);
-	if (r < 0)
-		return r;
-	r = find_snap(img, name, &si);
-	if (r < 0)
-		return r;
-	uint64_t snap_id = si.id;
+	uint64_t snap_id;
 
-	rbdl_snap_info_free(&si);
+	r = lookup_snap(img, name, &snap_id, NULL);
+	if (r < 0)
+		return r;
 	if (img->open_ro)
 		return -EROFS;
 	r = protection_status(img, snap_id, &prot);
@@ -834,22 +851,15 @@ static int rollback_map(struct rbdl_image *img, uint64_t snap_id,
 
 int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name)
 {
-	struct rbdl_snap_info si;
 	uint8_t *snap_bits = NULL;
 	uint64_t snap_n = 0;
 	int r;
 
-	if (!name)
-		return -EINVAL;
-	r = rbdl_image_maybe_refresh(img);
-	if (r < 0)
-		return r;
-	r = find_snap(img, name, &si);
-	if (r < 0)
-		return r;
-	uint64_t snap_id = si.id, snap_size = si.image_size;
+	uint64_t snap_id, snap_size;
 
-	rbdl_snap_info_free(&si);
+	r = lookup_snap(img, name, &snap_id, &snap_size);
+	if (r < 0)
+		return r;
 	if (img->open_ro || atomic_load(&img->at_snap))
 		return -EROFS;
 	r = maint_begin(img, true);
