@@ -488,6 +488,70 @@ int rbdl_decode_parent_overlap(const void *buf, size_t len, bool *has,
 	return 0;
 }
 
+int rbdl_decode_migration_spec(const void *buf, size_t len,
+			       struct rbdl_migration_spec *out)
+{
+	struct rbdl_dec d;
+	const uint8_t *outer;
+	struct rbdl_migration_spec m;
+	uint8_t v;
+	uint32_t n, slen;
+
+	memset(out, 0, sizeof(*out));
+	memset(&m, 0, sizeof(m));
+	rbdl_dec_init(&d, buf, len);
+	v = enter(&d, 3, &outer);
+	m.header_type = rbdl_dec_u8(&d);
+	m.pool_id = to_s64(rbdl_dec_u64(&d));
+	m.pool_namespace = rbdl_dec_strdup(&d);
+	m.image_name = rbdl_dec_strdup(&d);
+	m.image_id = rbdl_dec_strdup(&d);
+	n = rbdl_dec_u32(&d);
+	/* Each entry takes 16 bytes: a count beyond the reply is malformed
+	 * (never allocate for it). */
+	if (!d.err && (size_t)(d.end - d.p) / 16 < n)
+		d.err = -EBADMSG;
+	if (!d.err && n) {
+		m.snap_seqs = malloc(n * sizeof(*m.snap_seqs));
+		if (!m.snap_seqs)
+			d.err = -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n && !d.err; i++) {
+		m.snap_seqs[i][0] = rbdl_dec_u64(&d);
+		m.snap_seqs[i][1] = rbdl_dec_u64(&d);
+	}
+	m.nsnap_seqs = d.err ? 0 : n;
+	m.overlap = rbdl_dec_u64(&d);
+	rbdl_dec_u8(&d);		/* flatten */
+	rbdl_dec_u8(&d);		/* mirroring */
+	m.state = rbdl_dec_u8(&d);
+	rbdl_dec_bytes(&d, &slen);	/* state_description */
+	if (v >= 2)
+		rbdl_dec_u8(&d);	/* mirror_image_mode */
+	if (v >= 3) {
+		rbdl_dec_bytes(&d, &slen);	/* source_spec */
+		m.has_source_spec = slen != 0;
+	}
+	leave(&d, outer);
+	if (!d.err && (!m.pool_namespace || !m.image_name || !m.image_id))
+		d.err = -ENOMEM;
+	if (d.err) {
+		rbdl_migration_spec_free(&m);
+		return d.err;
+	}
+	*out = m;
+	return 0;
+}
+
+void rbdl_migration_spec_free(struct rbdl_migration_spec *m)
+{
+	free(m->pool_namespace);
+	free(m->image_name);
+	free(m->image_id);
+	free(m->snap_seqs);
+	memset(m, 0, sizeof(*m));
+}
+
 int rbdl_decode_snapshot_info(const void *buf, size_t len,
 			      struct rbdl_snap_info *out)
 {

@@ -134,6 +134,37 @@ void rbdl_parent_spec_free(struct rbdl_parent_spec *p);
 int rbdl_decode_parent_overlap(const void *buf, size_t len, bool *has,
 			       uint64_t *overlap);
 
+/*
+ * migration_get reply (MigrationSpec, ENCODE_START(3, 1)): u8 header_type
+ * (1 source, 2 destination), s64 pool_id, string pool_namespace, string
+ * image_name, string image_id, map<u64,u64> snap_seqs (source snap id ->
+ * destination snap id), u64 overlap, bool flatten, bool mirroring, u8 state
+ * (RBDL_MIGRATION_*), string state_description; v2: u8 mirror_image_mode;
+ * v3: string source_spec (empty for a native migration between pools).
+ */
+#define RBDL_MIGRATION_SRC 1
+#define RBDL_MIGRATION_DST 2
+#define RBDL_MIGRATION_PREPARING 1
+#define RBDL_MIGRATION_PREPARED 2
+#define RBDL_MIGRATION_EXECUTING 3
+#define RBDL_MIGRATION_EXECUTED 4
+#define RBDL_MIGRATION_ABORTING 5
+struct rbdl_migration_spec {
+	uint8_t header_type;
+	int64_t pool_id;
+	char *pool_namespace;	/* malloc'ed */
+	char *image_name;	/* malloc'ed */
+	char *image_id;		/* malloc'ed */
+	uint32_t nsnap_seqs;
+	uint64_t (*snap_seqs)[2];	/* malloc'ed: {source, destination} */
+	uint64_t overlap;
+	uint8_t state;
+	bool has_source_spec;	/* a non-empty source_spec (import) */
+};
+int rbdl_decode_migration_spec(const void *buf, size_t len,
+			       struct rbdl_migration_spec *out);
+void rbdl_migration_spec_free(struct rbdl_migration_spec *m);
+
 /* snapshot_get reply (SnapshotInfo). */
 struct rbdl_snap_info {
 	uint64_t id;

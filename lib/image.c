@@ -207,12 +207,19 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 		rbdl_enc_str(&e, id);
 		r = cls_call(img->md_io, "rbd_directory", "rbd",
 			     "dir_get_name", in, e.len, &out, &outlen);
-		if (r < 0)
+		if (r == -ENOENT) {
+			/* Not listed: in the trash (a parent removed while
+			 * clones remain, a migration source), or gone --
+			 * the header read below tells.  librbd opens it. */
+			img->name = strdup(id);
+		} else if (r < 0) {
 			return r;
-		r = rbdl_decode_string(out, outlen, &img->name);
-		rados_buffer_free(out);
-		if (r < 0)
-			return r;
+		} else {
+			r = rbdl_decode_string(out, outlen, &img->name);
+			rados_buffer_free(out);
+			if (r < 0)
+				return r;
+		}
 		img->id = strdup(id);
 	}
 	if (!img->name || !img->id)
@@ -323,67 +330,6 @@ static int read_features(struct rbdl_image *img, uint64_t *features,
 	return r;
 }
 
-/* Does the image (at snap) read through to a parent? */
-static int check_parent(struct rbdl_image *img, uint64_t snap, bool *clone)
-{
-	char *out;
-	size_t outlen;
-	int r;
-
-	*clone = false;
-	r = cls_call(img->md_io, img->header_oid, "rbd", "parent_get", NULL, 0,
-		     &out, &outlen);
-	if (r == -EOPNOTSUPP) {
-		/* Legacy OSD: get_parent(snap) -> pool, id, snap, overlap. */
-		r = cls_call_u64(img->md_io, img->header_oid, "get_parent",
-				 snap, &out, &outlen);
-		if (r < 0)
-			return r;
-		struct rbdl_dec d;
-
-		rbdl_dec_init(&d, out, outlen);
-		int64_t pool = (int64_t)rbdl_dec_u64(&d);
-		uint32_t idlen;
-
-		rbdl_dec_bytes(&d, &idlen);
-		rbdl_dec_u64(&d);
-		uint64_t overlap = rbdl_dec_u64(&d);
-
-		r = d.err;
-		rados_buffer_free(out);
-		if (r < 0)
-			return r;
-		*clone = pool >= 0 && overlap > 0;
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	struct rbdl_parent_spec ps;
-
-	r = rbdl_decode_parent_spec(out, outlen, &ps);
-	rados_buffer_free(out);
-	if (r < 0)
-		return r;
-	int64_t pool = ps.pool_id;
-
-	rbdl_parent_spec_free(&ps);
-	if (pool < 0)
-		return 0;
-	r = cls_call_u64(img->md_io, img->header_oid, "parent_overlap_get",
-			 snap, &out, &outlen);
-	if (r < 0)
-		return r;
-	bool has;
-	uint64_t overlap;
-
-	r = rbdl_decode_parent_overlap(out, outlen, &has, &overlap);
-	rados_buffer_free(out);
-	if (r < 0)
-		return r;
-	*clone = has && overlap > 0;
-	return 0;
-}
-
 /* Find a user snapshot by name: its id and size. */
 static int find_snap(struct rbdl_image *img, const char *snap_name,
 		     uint64_t *snap_id, uint64_t *size)
@@ -415,48 +361,6 @@ static int find_snap(struct rbdl_image *img, const char *snap_name,
 			return 0;
 	}
 	return -ENOENT;
-}
-
-/*
- * A migrating image is readable without its source only as the
- * destination of a migration whose execution finished (every object has
- * been copied; the source no longer backs anything).  migration_get
- * reply: MigrationSpec, ENCODE_START(3, 1) { u8 header_type (1 source,
- * 2 destination), s64 pool, string namespace, string name, string id,
- * map<u64,u64> snap_seqs, u64 overlap, bool flatten, bool mirroring,
- * u8 state (4 = executed), ... }.
- */
-static int migration_readable(struct rbdl_image *img)
-{
-	struct rbdl_dec d;
-	const uint8_t *end;
-	uint8_t type, state;
-	uint32_t n, len;
-	char *out;
-	size_t outlen;
-	int r = cls_call(img->md_io, img->header_oid, "rbd", "migration_get",
-			 NULL, 0, &out, &outlen);
-
-	if (r < 0)
-		return r;
-	rbdl_dec_init(&d, out, outlen);
-	rbdl_dec_struct_start(&d, 3, &end);
-	type = rbdl_dec_u8(&d);
-	rbdl_dec_u64(&d);			/* pool */
-	for (int i = 0; i < 3; i++)		/* namespace, name, id */
-		rbdl_dec_bytes(&d, &len);
-	n = rbdl_dec_u32(&d);			/* snap_seqs */
-	for (uint32_t i = 0; i < n && !d.err; i++)
-		rbdl_dec_skip(&d, 16);
-	rbdl_dec_u64(&d);			/* overlap */
-	rbdl_dec_u8(&d);			/* flatten */
-	rbdl_dec_u8(&d);			/* mirroring */
-	state = rbdl_dec_u8(&d);
-	r = d.err;
-	rados_buffer_free(out);
-	if (r < 0)
-		return r;
-	return type == 2 && state == 4 ? 0 : -ENOSYS;
 }
 
 /* Why writes must be refused for these features (0 if they are fine). */
@@ -599,6 +503,12 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 	r = read_features(img, &features, &incompat);
 	if (r < 0)
 		goto out;
+	atomic_store_explicit(&img->features, features, memory_order_relaxed);
+	/* A flatten, a shrink or a finished migration changes what backs
+	 * the view; a new view applies to requests started from now on. */
+	r = rbdl_parent_update(img, img->snap_id, size);
+	if (r < 0)
+		goto out;
 	r = read_u64_method(img, "get_flags", RBDL_NOSNAP, &flags);
 	if (r < 0)
 		goto out;
@@ -632,6 +542,9 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 			free(ri);
 			goto out;
 		}
+		/* Relaxed: only a hint that copy-up must keep snapshots
+		 * right, ordered with the context by the release below. */
+		atomic_store_explicit(&img->wr_nsnaps, n, memory_order_relaxed);
 		/* Release: a submitter that loads the new context (acquire)
 		 * sees it fully set up.  The old one stays valid for requests
 		 * already using it and is destroyed at close. */
@@ -739,6 +652,7 @@ static void image_free(struct rbdl_image *img)
 		rados_watch_flush(img->cluster);
 	}
 	rbdl_updw_shutdown(img);
+	rbdl_parent_close(img);
 	rados_ioctx_t wr = atomic_load(&img->wr_io);
 
 	if (wr)
@@ -771,13 +685,13 @@ static void image_free(struct rbdl_image *img)
 }
 
 static int image_load(struct rbdl_image *img, rados_ioctx_t io,
-		      const char *name, const char *id, const char *snap_name)
+		      const char *name, const char *id, const char *snap_name,
+		      uint64_t snap_id)
 {
 	uint64_t features, incompat, size, su = 0, sc = 0, flags = 0;
 	uint8_t order;
 	char *out, *ns = NULL;
 	size_t outlen;
-	bool clone;
 	int r;
 
 	img->cluster = rados_ioctx_get_cluster(io);
@@ -822,11 +736,10 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 	r = read_features(img, &features, &incompat);
 	if (r < 0)
 		goto out;
-	if ((features & RBD_FEATURE_MIGRATING) &&
-	    migration_readable(img) == 0)
-		incompat &= ~(uint64_t)RBD_FEATURE_MIGRATING;
-	else if (features & RBD_FEATURE_MIGRATING)
-		incompat |= RBD_FEATURE_MIGRATING;
+	/* Whether a migrating image can be read is decided with its
+	 * backing image (rbdl_parent_update); it is never written. */
+	incompat &= ~(uint64_t)RBD_FEATURE_MIGRATING;
+	atomic_init(&img->features, features);
 	if (incompat & ~(uint64_t)RBDL_READ_SUPPORTED) {
 		rbdl_log("image %s has features 0x%" PRIx64
 			 " that librbdlite does not support",
@@ -868,8 +781,17 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 	r = read_snapcontext(img, &img->snap_seq, &img->snaps, &img->nsnaps);
 	if (r < 0)
 		goto out;
+	atomic_init(&img->wr_nsnaps, img->nsnaps);
 	img->snap_id = RBDL_NOSNAP;
-	if (snap_name) {
+	if (!snap_name && snap_id != RBDL_NOSNAP) {
+		/* A backing image at its snapshot (by id). */
+		r = read_size(img, snap_id, &order, &size);
+		if (r < 0)
+			goto out;
+		img->snap_id = snap_id;
+		img->read_only = true;
+		atomic_store(&img->at_snap, true);
+	} else if (snap_name) {
 		r = find_snap(img, snap_name, &img->snap_id, &size);
 		if (r < 0)
 			goto out;
@@ -884,16 +806,9 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 	r = read_u64_method(img, "get_flags", img->snap_id, &flags);
 	if (r < 0)
 		goto out;
-	r = check_parent(img, img->snap_id, &clone);
+	r = rbdl_parent_update(img, img->snap_id, size);
 	if (r < 0)
 		goto out;
-	if (clone) {
-		rbdl_log("image %s is a clone whose parent still backs data; "
-			 "librbdlite does not read through to parents yet",
-			 img->name);
-		r = -ENOSYS;
-		goto out;
-	}
 
 	r = rbdl_image_data_ioctx(img, &img->rd_io);
 	if (r < 0)
@@ -902,7 +817,6 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		rados_ioctx_snap_set_read(img->rd_io, img->snap_id);
 
 	atomic_init(&img->size, size);
-	atomic_init(&img->features, features);
 	atomic_init(&img->flags, flags);
 	atomic_init(&img->write_error, write_gate(img, features));
 	log_write_refusal(img, features);
@@ -937,16 +851,16 @@ out:
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rbdl_handle *handles;
 
-int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
-		    const char *snap_name, bool read_only,
-		    struct rbdl_handle **out)
+/* A zeroed image with its locks, counters and delivery set up. */
+static struct rbdl_image *image_alloc(bool read_only, int *err)
 {
 	struct rbdl_image *img = calloc(1, sizeof(*img));
-	struct rbdl_handle *h;
 	int r;
 
-	if (!img)
-		return -ENOMEM;
+	if (!img) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	img->read_only = read_only;
 	rbdl_updw_init(img);
 	img->open_ro = read_only;
@@ -955,6 +869,7 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 	pthread_mutex_init(&img->refresh_lock, NULL);
 	pthread_mutex_init(&img->fq.lock, NULL);
 	atomic_init(&img->wr_io, NULL);
+	atomic_init(&img->pview, NULL);
 	atomic_init(&img->refresh_seq, 0);
 	atomic_init(&img->applied_seq, 0);
 	atomic_init(&img->watch_broken, false);
@@ -969,9 +884,23 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 		rbdl_updw_shutdown(img);
 		pthread_mutex_destroy(&img->maint_mu);
 		free(img);
-		return r;
+		*err = r;
+		return NULL;
 	}
-	r = image_load(img, io, name, id, snap_name);
+	return img;
+}
+
+int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
+		    const char *snap_name, bool read_only,
+		    struct rbdl_handle **out)
+{
+	struct rbdl_handle *h;
+	int r;
+	struct rbdl_image *img = image_alloc(read_only, &r);
+
+	if (!img)
+		return r;
+	r = image_load(img, io, name, id, snap_name, RBDL_NOSNAP);
 	if (r < 0)
 		goto fail;
 	h = malloc(sizeof(*h));
@@ -991,6 +920,36 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 fail:
 	image_free(img);
 	return r;
+}
+
+int rbdl_image_open_backing(rados_t cluster, int64_t pool, const char *ns,
+			    const char *id, uint64_t snap_id, unsigned depth,
+			    struct rbdl_image **out)
+{
+	rados_ioctx_t io;
+	int r = rbdl_ioctx_dup(cluster, pool, ns, &io);
+
+	if (r < 0)
+		return r;
+
+	struct rbdl_image *img = image_alloc(true, &r);
+
+	if (img) {
+		img->depth = depth;
+		r = image_load(img, io, NULL, id, NULL, snap_id);
+		if (r < 0)
+			image_free(img);
+		else
+			*out = img;
+	}
+	rados_ioctx_destroy(io);
+	return r;
+}
+
+void rbdl_image_close_backing(struct rbdl_image *img)
+{
+	rbdl_delivery_wait_idle(&img->dl);
+	image_free(img);
 }
 
 int rbdl_image_close(struct rbdl_handle *h)

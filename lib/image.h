@@ -32,6 +32,7 @@
 #include "completion.h"
 #include "lock.h"
 #include "objmap.h"
+#include "parent.h"
 #include "striper.h"
 #include "updwatch.h"
 
@@ -98,6 +99,7 @@ struct rbdl_image {
 	/* mutable, published for the I/O path */
 	_Atomic uint64_t size;
 	_Atomic(rados_ioctx_t) wr_io;	/* data writes, carries the snapc */
+	atomic_uint wr_nsnaps;		/* snapshots in wr_io's snapc */
 	_Atomic uint64_t features;
 	_Atomic uint64_t flags;
 	atomic_uint refresh_seq;	/* bumped by header notifications */
@@ -122,6 +124,12 @@ struct rbdl_image {
 	struct rbdl_lock lk;		/* exclusive lock (lock.h) */
 	struct rbdl_objmap om;		/* HEAD object map (objmap.h) */
 	struct rbdl_updwatch uw;	/* rbd_update_watch (updwatch.h) */
+
+	/* backing image of a clone or migration (parent.h) */
+	_Atomic(struct rbdl_pview *) pview;	/* current view */
+	struct rbdl_pview *pviews;	/* all views, under refresh_lock */
+	struct rbdl_backing *backings;	/* opened, under refresh_lock */
+	unsigned depth;			/* 0 for a user's image (immutable) */
 };
 
 /* Open; on success *out is a new handle.  Negative errno on failure. */
@@ -132,6 +140,17 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 /* Close: waits for in-flight I/O, unwatches, frees.  The handle is marked
  * closed and stays allocated. */
 int rbdl_image_close(struct rbdl_handle *h);
+
+/*
+ * Open the image with id in pool/namespace ns read-only at snapshot snap_id
+ * (RBDL_NOSNAP: HEAD) as the backing image of another one (parent.h); it
+ * has no handle.  depth counts the images it backs.  Close with
+ * rbdl_image_close_backing once nothing reads from it any more.
+ */
+int rbdl_image_open_backing(rados_t cluster, int64_t pool, const char *ns,
+			    const char *id, uint64_t snap_id, unsigned depth,
+			    struct rbdl_image **out);
+void rbdl_image_close_backing(struct rbdl_image *img);
 
 /* Resolve a user handle: NULL unless it is an open image. */
 static inline struct rbdl_image *rbdl_image_from_user(void *p)
@@ -209,6 +228,14 @@ static inline int rbdl_image_maybe_refresh(struct rbdl_image *img)
 		    1))
 		return 0;
 	return rbdl_image_refresh_slow(img);
+}
+
+/* The current backing view (parent.h); never NULL once the image is open. */
+static inline const struct rbdl_pview *rbdl_parent_view(struct rbdl_image *img)
+{
+	/* Acquire: pairs with the release store in rbdl_parent_update, so
+	 * the view's fields and the backing image it names are visible. */
+	return atomic_load_explicit(&img->pview, memory_order_acquire);
 }
 
 #endif /* RBDL_IMAGE_H */

@@ -34,6 +34,7 @@
 #include "internal.h"
 #include "lock.h"
 #include "objmap.h"
+#include "parent.h"
 #include "slab.h"
 #include "stats.h"
 
@@ -81,7 +82,12 @@ struct rbdl_objreq {
 	uint32_t npieces;
 	int cmp_prval;		/* compare-and-write */
 	bool removes;		/* whole-object discard: rados remove */
+	bool hides;		/* whole-object discard of a backed object:
+				 * create + truncate(0), parent hidden */
+	bool guarded;		/* asserts the object exists: copy-up on
+				 * ENOENT (a clone's object in the overlap) */
 	bool post_map;		/* remove sent with the map at PENDING */
+	struct rbdl_pxfer *cu;	/* copy-up data to prepend to the op */
 	char *heap;		/* expanded write-same data */
 	struct rbdl_omwaiter omw;	/* waiting for an object map update */
 	char oid[RBDL_OID_MAX];
@@ -104,6 +110,8 @@ struct rbdl_req {
 	const void *cmp;	/* compare-and-write: compare buffer */
 	uint64_t cmp_len;	/* compare length: NOT clipped (librbd) */
 	bool holds_lock;	/* counted in the exclusive lock's writes */
+	const struct rbdl_pview *pv;	/* what backs the image (parent.h) */
+	uint32_t nsnaps;	/* snapshots in io's context (writes) */
 	struct rbdl_lkwaiter lkw;	/* parked until the lock is ours */
 	rados_ioctx_t io;
 	struct rbdl_objreq *objs;
@@ -127,6 +135,14 @@ static void req_init_once(void)
 static bool op_writes(enum rbdl_op op)
 {
 	return op != RBDL_OP_READ && op != RBDL_OP_FLUSH;
+}
+
+static bool all_zero(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
 }
 
 /* ---- deferred completion ------------------------------------------------ */
@@ -351,6 +367,401 @@ static void post_map_done(struct rbdl_omwaiter *w, int err)
 	obj_finish(o, false);
 }
 
+/* ---- reading through to the backing image (parent.h) -------------------- */
+
+/*
+ * A transfer from the backing image for one object: parent reads either
+ * into the request's own read buffers (read-through of an object the clone
+ * has not written) or into a private buffer with the object's parent data
+ * (copy-up before the first write to it).  It happens once per object a
+ * clone has not written yet, so it allocates.  Parent reads are ordinary
+ * internal requests on the backing image: a parent that is a clone itself
+ * reads through to its own parent the same way.
+ */
+struct rbdl_pxfer {
+	struct rbdl_objreq *o;
+	atomic_int pending;	/* parent reads in flight + the issuer's guard */
+	atomic_int err;		/* first error */
+	void (*done)(struct rbdl_pxfer *px, bool in_submit);
+	uint64_t len;		/* copy-up: bytes of parent data */
+	char data[];		/* copy-up: one object's worth */
+};
+
+static void pxfer_put(struct rbdl_pxfer *px, bool in_submit)
+{
+	/* acq_rel: the last putter sees every parent read's data and
+	 * error. */
+	if (atomic_fetch_sub_explicit(&px->pending, 1, memory_order_acq_rel) ==
+	    1)
+		px->done(px, in_submit);
+}
+
+static void pxfer_error(struct rbdl_pxfer *px, int err)
+{
+	int zero = 0;
+
+	atomic_compare_exchange_strong_explicit(&px->err, &zero, err,
+						memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+static void pxfer_cb(rbdl_user_comp_t uc, void *arg)
+{
+	struct rbdl_comp *c = uc;
+	struct rbdl_pxfer *px = arg;
+
+	if (c->rval < 0)
+		pxfer_error(px, (int)c->rval);
+	rbdl_comp_release(c);
+	pxfer_put(px, false);
+}
+
+/* Read [off, off + len) of the backing image into dst, as part of px. */
+static int pxfer_read(struct rbdl_pxfer *px, struct rbdl_image *parent,
+		      uint64_t off, uint64_t len, char *dst)
+{
+	struct rbdl_io_args a = {
+		.op = RBDL_OP_READ, .off = off, .len = len, .buf = dst,
+	};
+	struct rbdl_comp *c;
+	int r = rbdl_comp_create(px, pxfer_cb, &c);
+
+	if (r < 0)
+		return r;
+	c->internal = true;
+	atomic_fetch_add_explicit(&px->pending, 1, memory_order_relaxed);
+	r = rbdl_io_submit(parent, c, &a);
+	if (r < 0) {
+		atomic_fetch_sub_explicit(&px->pending, 1,
+					  memory_order_relaxed);
+		rbdl_comp_release(c);
+	}
+	return r;
+}
+
+/*
+ * Fill dst with [obj_off, obj_off + len) of object objno as the backing
+ * image sees it: parent reads for the image ranges below the overlap (and
+ * the parent's size), zeros beyond.  Returns the end, relative to obj_off,
+ * of the part that lies below the overlap (the backed part of an object is
+ * a prefix: image offsets grow with object offsets), or a negative errno.
+ */
+static int64_t pxfer_extent(struct rbdl_pxfer *px, const struct rbdl_pview *pv,
+			    const struct rbdl_layout *l, uint64_t objno,
+			    uint64_t obj_off, uint64_t len, char *dst)
+{
+	struct rbdl_img_range stack[8], *rs = stack;
+	uint64_t limit = pv->overlap, pos = 0, backed = 0;
+	uint64_t psize = atomic_load_explicit(&pv->parent->size,
+					      memory_order_acquire);
+	int n;
+
+	if (psize < limit)
+		limit = psize;
+	n = rbdl_striper_obj_to_image(l, objno, obj_off, len, rs,
+				      RBDL_ARRAY_SIZE(stack));
+	if (n == -ERANGE) {
+		size_t max = len / l->stripe_unit + 2;
+
+		rs = malloc(max * sizeof(*rs));
+		if (!rs)
+			return -ENOMEM;
+		n = rbdl_striper_obj_to_image(l, objno, obj_off, len, rs, max);
+	}
+	for (int i = 0; i < n; i++) {
+		uint64_t in = rs[i].img_off >= limit ? 0 : limit - rs[i].img_off;
+
+		if (in > rs[i].len)
+			in = rs[i].len;
+		if (in) {
+			int r = pxfer_read(px, pv->parent, rs[i].img_off, in,
+					   dst + pos);
+
+			if (r < 0) {
+				n = r;
+				break;
+			}
+			backed = pos + in;
+		}
+		if (in < rs[i].len)
+			memset(dst + pos + in, 0, rs[i].len - in);
+		pos += rs[i].len;
+	}
+	if (rs != stack)
+		free(rs);
+	return n < 0 ? n : (int64_t)backed;
+}
+
+/* Does any byte of object objno lie below the view's overlap? */
+static bool obj_backed(const struct rbdl_pview *pv, const struct rbdl_layout *l,
+		       uint64_t objno)
+{
+	struct rbdl_img_range first;
+
+	if (!pv->parent)
+		return false;
+	/* The object's first byte has its lowest image offset. */
+	return rbdl_striper_obj_to_image(l, objno, 0, 1, &first, 1) == 1 &&
+	       first.img_off < pv->overlap;
+}
+
+static void read_through_done(struct rbdl_pxfer *px, bool in_submit)
+{
+	struct rbdl_objreq *o = px->o;
+	int err = atomic_load_explicit(&px->err, memory_order_relaxed);
+
+	free(px);
+	if (err < 0)
+		req_set_error(o->req, err);
+	obj_finish(o, in_submit);
+}
+
+/* The object is missing in the image: its segments come from the backing
+ * image (zeros beyond the overlap). */
+static void read_through(struct rbdl_objreq *o, bool in_submit)
+{
+	struct rbdl_req *req = o->req;
+	struct rbdl_pxfer *px = malloc(sizeof(*px));
+
+	if (!px) {
+		req_set_error(req, -ENOMEM);
+		obj_finish(o, in_submit);
+		return;
+	}
+	px->o = o;
+	px->done = read_through_done;
+	atomic_init(&px->pending, 1);
+	atomic_init(&px->err, 0);
+	for (uint32_t i = 0; i < o->nsegs; i++) {
+		struct rbdl_seg *sg = &req->segs[o->first_seg + i];
+		int64_t r = pxfer_extent(px, req->pv, &req->img->layout,
+					 o->objno, sg->obj_off, sg->len,
+					 sg->ptr);
+
+		if (r < 0) {
+			pxfer_error(px, (int)r);
+			break;
+		}
+	}
+	pxfer_put(px, in_submit);
+}
+
+/* ---- copy-up ------------------------------------------------------------- */
+
+/*
+ * The first write to an object of a clone that the clone does not have yet
+ * (rbd-protocol.md section 7, librbd's CopyupRequest): the write went out
+ * guarded by assert_exists and came back ENOENT.  Read the object's parent
+ * data P (the part below the overlap), then
+ *   - P all zeros: no data is copied (a zero copy-up equals "absent");
+ *   - the clone has snapshots and P is not zero (deep copy-up): copy P up
+ *     alone with an empty snapshot context, so that the OSD keeps it in
+ *     every snapshot, then send the write with the current context;
+ *   - compare-and-write: copy up alone, then compare and write;
+ *   - otherwise one op: rbd.copyup(P) followed by the write.
+ * rbd.copyup does nothing when the object exists, so two requests racing
+ * to copy up the same object both end up applying their writes on top of
+ * the same parent data.
+ */
+static void obj_send(struct rbdl_objreq *o, bool in_submit);
+static void copyup_snap_maps(struct rbdl_pxfer *px, bool in_submit);
+static void copyup_deep_send(struct rbdl_pxfer *px, bool in_submit);
+
+/* The copy-up alone finished: now the request's own op, unguarded. */
+static void copyup_done(rados_completion_t rc, void *arg)
+{
+	struct rbdl_objreq *o = arg;
+	int r = rados_aio_get_return_value(rc);
+
+	rados_aio_release(rc);
+	obj_release_ops(o);
+	if (r < 0) {
+		obj_fail(o, r, false);
+		return;
+	}
+	o->guarded = false;
+	obj_send(o, false);
+}
+
+static int copyup_alone(struct rbdl_objreq *o, struct rbdl_pxfer *px,
+			bool deep)
+{
+	struct rbdl_req *req = o->req;
+	int r = rados_aio_create_completion2(o, copyup_done, &o->rc);
+
+	if (r < 0)
+		return r;
+	o->wop = rados_create_write_op();
+	if (!o->wop) {
+		rados_aio_release(o->rc);
+		return -ENOMEM;
+	}
+	rados_write_op_exec(o->wop, "rbd", "copyup", px->data, px->len, NULL);
+	/* rd_io carries no snapshot context (a HEAD view: writes only
+	 * happen there). */
+	r = rados_aio_write_op_operate(o->wop, deep ? req->img->rd_io : req->io,
+				       o->rc, o->oid, NULL, 0);
+	if (r < 0)
+		rados_aio_release(o->rc);
+	return r;
+}
+
+/* Send the copy-up alone (deep copy-up, or compare-and-write). */
+static void copyup_deep_send(struct rbdl_pxfer *px, bool in_submit)
+{
+	struct rbdl_objreq *o = px->o;
+	int r = atomic_load_explicit(&px->err, memory_order_relaxed);
+
+	if (r == 0)
+		r = copyup_alone(o, px, px->len && o->req->nsnaps);
+	free(px);	/* the op holds its own copy of the data */
+	if (r < 0)
+		obj_fail(o, r, in_submit);
+}
+
+static void copyup_map_done(rados_completion_t rc, void *arg)
+{
+	struct rbdl_pxfer *px = arg;
+	int r = rados_aio_get_return_value(rc);
+
+	rados_aio_release(rc);
+	/* A snapshot without a map object is fine (librbd ignores it). */
+	if (r < 0 && r != -ENOENT)
+		pxfer_error(px, r);
+	pxfer_put(px, false);
+}
+
+/*
+ * Deep copy-up with an object map: the object now exists in every
+ * snapshot of the clone, so each snapshot's map records it before the
+ * data goes out (librbd CopyupRequest::update_object_maps): the oldest
+ * snapshot EXISTS, newer ones EXISTS_CLEAN with fast-diff (unchanged since
+ * the previous snapshot), else EXISTS.  Snapshot maps are not locked.
+ */
+static void copyup_snap_maps(struct rbdl_pxfer *px, bool in_submit)
+{
+	struct rbdl_image *img = px->o->req->img;
+	bool fast = atomic_load_explicit(&img->features, memory_order_relaxed) &
+		    RBD_FEATURE_FAST_DIFF;
+	uint64_t *snaps;
+	uint32_t n;
+
+	pthread_mutex_lock(&img->refresh_lock);
+	n = img->nsnaps;
+	snaps = malloc((n ? n : 1) * sizeof(*snaps));
+	if (snaps)
+		memcpy(snaps, img->snaps, n * sizeof(*snaps));
+	pthread_mutex_unlock(&img->refresh_lock);
+	if (!snaps) {
+		pxfer_error(px, -ENOMEM);
+		copyup_deep_send(px, in_submit);
+		return;
+	}
+	px->done = copyup_deep_send;
+	atomic_store_explicit(&px->pending, 1, memory_order_relaxed);
+	/* snaps is newest first: the oldest is the last. */
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t in[64];
+		char oid[RBDL_OID_MAX];
+		rados_completion_t rc;
+		uint8_t st = i + 1 < n && fast ? RBDL_OBJ_EXISTS_CLEAN
+					       : RBDL_OBJ_EXISTS;
+		long len = rbdl_encode_object_map_update(
+			in, sizeof(in), px->o->objno, px->o->objno + 1, st,
+			false, 0);
+		rados_write_op_t op = rados_create_write_op();
+		int r = len < 0 ? (int)len : !op ? -ENOMEM : 0;
+
+		snprintf(oid, sizeof(oid), "rbd_object_map.%s.%016" PRIx64,
+			 img->id, snaps[i]);
+		if (r == 0)
+			r = rados_aio_create_completion2(px, copyup_map_done,
+							 &rc);
+		if (r == 0) {
+			rados_write_op_exec(op, "rbd", "object_map_update",
+					    (const char *)in, (size_t)len,
+					    NULL);
+			atomic_fetch_add_explicit(&px->pending, 1,
+						  memory_order_relaxed);
+			r = rados_aio_write_op_operate(op, img->md_io, rc, oid,
+						       NULL, 0);
+			if (r < 0) {
+				atomic_fetch_sub_explicit(&px->pending, 1,
+							  memory_order_relaxed);
+				rados_aio_release(rc);
+			}
+		}
+		/* The submitted op owns its ops and data now. */
+		if (op)
+			rados_release_write_op(op);
+		if (r < 0) {
+			pxfer_error(px, r);
+			break;
+		}
+	}
+	free(snaps);
+	pxfer_put(px, in_submit);
+}
+
+static void copyup_read_done(struct rbdl_pxfer *px, bool in_submit)
+{
+	struct rbdl_objreq *o = px->o;
+	struct rbdl_req *req = o->req;
+	int r = atomic_load_explicit(&px->err, memory_order_relaxed);
+
+	if (r < 0)
+		goto fail;
+	/* Copy up the parent data without its trailing zeros, as librbd's
+	 * sparse copy-up of the parent's allocated extents does; all
+	 * zeros copies nothing. */
+	while (px->len && !px->data[px->len - 1])
+		px->len--;
+	bool deep = px->len && req->nsnaps;
+
+	if (!deep && req->op != RBDL_OP_CAW) {
+		/* One op: obj_send prepends the copy-up (and frees px). */
+		o->cu = px;
+		o->guarded = false;
+		obj_send(o, in_submit);
+		return;
+	}
+	if (deep && atomic_load_explicit(&req->img->om.loaded,
+					 memory_order_acquire)) {
+		copyup_snap_maps(px, in_submit);
+		return;
+	}
+	copyup_deep_send(px, in_submit);
+	return;
+fail:
+	free(px);
+	obj_fail(o, r, in_submit);
+}
+
+/* A guarded write found no object: fetch its parent data and copy up. */
+static void copyup_start(struct rbdl_objreq *o)
+{
+	struct rbdl_req *req = o->req;
+	uint64_t osz = req->img->layout.object_size;
+	struct rbdl_pxfer *px = malloc(sizeof(*px) + osz);
+
+	if (!px) {
+		obj_fail(o, -ENOMEM, false);
+		return;
+	}
+	px->o = o;
+	px->done = copyup_read_done;
+	atomic_init(&px->pending, 1);
+	atomic_init(&px->err, 0);
+	int64_t r = pxfer_extent(px, req->pv, &req->img->layout, o->objno, 0,
+				 osz, px->data);
+
+	if (r < 0)
+		pxfer_error(px, (int)r);
+	else
+		px->len = (uint64_t)r;
+	pxfer_put(px, false);
+}
+
 static void obj_result(struct rbdl_objreq *o, int r)
 {
 	struct rbdl_req *req = o->req;
@@ -421,6 +832,21 @@ static void obj_done(rados_completion_t rc, void *arg)
 	int r = rados_aio_get_return_value(rc);
 
 	rados_aio_release(rc);
+	if (r == -ENOENT) {
+		struct rbdl_req *req = o->req;
+
+		if (req->op == RBDL_OP_READ &&
+		    obj_backed(req->pv, &req->img->layout, o->objno)) {
+			obj_release_ops(o);
+			read_through(o, false);
+			return;
+		}
+		if (o->guarded) {
+			obj_release_ops(o);
+			copyup_start(o);
+			return;
+		}
+	}
 	obj_result(o, r);
 	obj_release_ops(o);
 	if (o->post_map && (r == 0 || r == -ENOENT)) {
@@ -521,18 +947,35 @@ static int send_read(struct rbdl_req *req, struct rbdl_objreq *o)
 	return rados_aio_read_op_operate(o->rop, req->io, o->rc, o->oid, 0);
 }
 
+/*
+ * A write op for the object, starting with its copy-up (rbd.copyup of the
+ * parent data) or its guard (assert_exists: a missing object must be
+ * copied up first).  NULL when out of memory.
+ */
+static rados_write_op_t obj_wop(struct rbdl_objreq *o)
+{
+	o->wop = rados_create_write_op();
+	if (!o->wop)
+		return NULL;
+	if (o->cu)
+		rados_write_op_exec(o->wop, "rbd", "copyup", o->cu->data,
+				    o->cu->len, NULL);
+	else if (o->guarded)
+		rados_write_op_assert_exists(o->wop);
+	return o->wop;
+}
+
 static int send_write(struct rbdl_req *req, struct rbdl_objreq *o)
 {
 	int flags = req->op_flags & RBDL_FADVISE_MASK;
 
-	if (o->nsegs == 1 && !flags) {
+	if (o->nsegs == 1 && !flags && !o->guarded && !o->cu) {
 		struct rbdl_seg *s = &req->segs[o->first_seg];
 
 		return rados_aio_write(req->io, o->oid, o->rc, s->ptr, s->len,
 				       s->obj_off);
 	}
-	o->wop = rados_create_write_op();
-	if (!o->wop)
+	if (!obj_wop(o))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < o->nsegs; i++) {
 		struct rbdl_seg *s = &req->segs[o->first_seg + i];
@@ -551,11 +994,20 @@ static int send_discard(struct rbdl_req *req, struct rbdl_objreq *o)
 
 	if (o->removes)
 		return rados_aio_remove(req->io, o->oid, o->rc);
-	o->wop = rados_create_write_op();
-	if (!o->wop)
+	if (!obj_wop(o))
 		return -ENOMEM;
-	/* Never create an object just to zero it. */
-	rados_write_op_assert_exists(o->wop);
+	if (o->hides) {
+		/* The whole object of a clone without snapshots: an empty
+		 * object hides the parent data (librbd REMOVE_TRUNCATE). */
+		rados_write_op_create(o->wop, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+		rados_write_op_truncate(o->wop, 0);
+		return rados_aio_write_op_operate(o->wop, req->io, o->rc,
+						  o->oid, NULL, 0);
+	}
+	/* Never create an object just to zero it (a clone's object is
+	 * guarded or copied up already). */
+	if (!o->guarded && !o->cu)
+		rados_write_op_assert_exists(o->wop);
 	if (o->obj_off + o->len == objsz)
 		rados_write_op_truncate(o->wop, o->obj_off);
 	else
@@ -592,8 +1044,7 @@ static int send_writesame(struct rbdl_req *req, struct rbdl_objreq *o)
 		aligned = p->buf_off % req->data_len == 0 &&
 			  p->len % req->data_len == 0;
 	}
-	o->wop = rados_create_write_op();
-	if (!o->wop)
+	if (!obj_wop(o))
 		return -ENOMEM;
 	if (aligned) {
 		for (uint32_t i = 0; i < o->npieces; i++) {
@@ -626,8 +1077,7 @@ static int send_caw(struct rbdl_req *req, struct rbdl_objreq *o,
 {
 	struct rbdl_seg *s = &req->segs[o->first_seg];
 
-	o->wop = rados_create_write_op();
-	if (!o->wop)
+	if (!obj_wop(o))
 		return -ENOMEM;
 	o->cmp_prval = 0;
 	/* librbd 16.2 clips the write at the image end but not the
@@ -666,10 +1116,15 @@ static void obj_send(struct rbdl_objreq *o, bool in_submit)
 
 	if (r == 0) {
 		r = send_obj(req, o);
+		/* The op copied the copy-up data when it was built. */
+		free(o->cu);
+		o->cu = NULL;
 		if (r == 0)
 			return;
 		rados_aio_release(o->rc);
 	}
+	free(o->cu);
+	o->cu = NULL;
 	/* Synchronous failure: record it, count the object as done. */
 	obj_fail(o, r, in_submit);
 }
@@ -707,6 +1162,10 @@ static void obj_start(struct rbdl_objreq *o, bool in_submit)
 		    !atomic_load(&om->invalid) &&
 		    rbdl_objmap_get(om, o->objno) == RBDL_OBJ_NONEXISTENT &&
 		    o->objno < om->nobjs) {
+			if (obj_backed(req->pv, &req->img->layout, o->objno)) {
+				read_through(o, in_submit);
+				return;
+			}
 			for (uint32_t i = 0; i < o->nsegs; i++)
 				zero_tail(&req->segs[o->first_seg + i], 0);
 			obj_finish(o, in_submit);
@@ -719,8 +1178,8 @@ static void obj_start(struct rbdl_objreq *o, bool in_submit)
 
 		if (!discard && st == RBDL_OBJ_EXISTS)
 			goto send;
-		if (discard && st == RBDL_OBJ_NONEXISTENT &&
-		    !atomic_load(&om->invalid)) {
+		if (discard && st == RBDL_OBJ_NONEXISTENT && !o->guarded &&
+		    !o->hides && !atomic_load(&om->invalid)) {
 			obj_finish(o, in_submit);	/* nothing to discard */
 			return;
 		}
@@ -742,15 +1201,48 @@ send:
 	obj_send(o, in_submit);
 }
 
+/*
+ * How a write treats an object of a clone below the overlap (librbd's
+ * AbstractObjectWriteRequest and ObjectDiscardRequest): never remove it
+ * (the parent would show through); a write or discard of the whole object
+ * in a clone without snapshots needs no parent data (a discard leaves an
+ * empty object); anything else is guarded and copies up on ENOENT.
+ */
+static void plan_backed(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	bool full = o->obj_off == 0 && o->len == req->img->layout.object_size;
+	bool discard = req->op == RBDL_OP_DISCARD ||
+		       req->op == RBDL_OP_WRITE_ZEROES;
+
+	if (!obj_backed(req->pv, &req->img->layout, o->objno))
+		return;
+	o->removes = false;
+	if (full && !req->nsnaps && req->op != RBDL_OP_CAW)
+		o->hides = discard;
+	else
+		o->guarded = true;
+}
+
 /* Send every object op of a request (under the lock when it writes),
  * then drop the submit guard. */
 static void req_send(struct rbdl_req *req, bool in_submit)
 {
 	/* The write context is read only now, once the request may write
 	 * (after a lock acquisition the snapshot context may be new). */
-	if (op_writes(req->op))
-		req->io = atomic_load_explicit(&req->img->wr_io,
+	if (op_writes(req->op)) {
+		struct rbdl_image *img = req->img;
+
+		req->io = atomic_load_explicit(&img->wr_io,
 					       memory_order_acquire);
+		/* Relaxed: published before wr_io (release), loaded after
+		 * it (acquire). */
+		req->nsnaps = atomic_load_explicit(&img->wr_nsnaps,
+						   memory_order_relaxed);
+		req->pv = rbdl_parent_view(img);
+		if (req->pv->parent)
+			for (uint32_t i = 0; i < req->nobjs; i++)
+				plan_backed(req, &req->objs[i]);
+	}
 	for (uint32_t i = 0; i < req->nobjs; i++)
 		obj_start(&req->objs[i], in_submit);
 	req_put(req, in_submit);
@@ -801,14 +1293,6 @@ static int thick_split_error(const struct rbdl_io_args *a, uint64_t size)
 	    (end > mid_end && mid_end >= size))
 		return -EINVAL;
 	return 0;
-}
-
-static bool all_zero(const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
 }
 
 /* ---- submission ---------------------------------------------------------- */
@@ -867,6 +1351,8 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	req->cmp = a->cmp;
 	req->cmp_len = a->len;
 	req->holds_lock = false;
+	req->pv = rbdl_parent_view(img);
+	req->nsnaps = 0;
 	req->pieces = NULL;
 	atomic_init(&req->result, initial_error);
 	req->io = img->rd_io;
@@ -920,6 +1406,9 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		o->wop = NULL;
 		o->heap = NULL;
 		o->post_map = false;
+		o->guarded = false;
+		o->hides = false;
+		o->cu = NULL;
 		o->removes = (op == RBDL_OP_DISCARD ||
 			      op == RBDL_OP_WRITE_ZEROES) &&
 			     o->obj_off == 0 &&

@@ -1,0 +1,349 @@
+/*
+ * parent.c - find, open and publish the image backing a clone or a
+ * migration destination (see parent.h).
+ *
+ * Which image backs a view (librbd's RefreshRequest):
+ *   - the destination of a migration that is prepared or executing reads
+ *     through to the migration source (its own parent, if any, is reached
+ *     through the source): the destination's HEAD and the snapshots made
+ *     after the prepare read the source's HEAD, a snapshot the prepare
+ *     copied reads the matching source snapshot (snap_seqs);
+ *   - otherwise a clone reads its parent (parent_get: pool, namespace,
+ *     image id, snapshot id) within the overlap of the view
+ *     (parent_overlap_get of HEAD or the snapshot), clipped to the view's
+ *     size.  No overlap, or overlap 0, means nothing backs the view.
+ * Legacy OSDs without parent_get answer get_parent(snap) with the spec and
+ * the overlap in one reply.
+ */
+#include "config.h"
+
+#include "parent.h"
+#include "image.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbd/librbd.h"
+
+struct rbdl_backing {
+	struct rbdl_backing *next;
+	int64_t pool;
+	char *ns;
+	char *id;
+	uint64_t snap;
+	struct rbdl_image *img;
+};
+
+/* What backs a view: pool < 0 means nothing. */
+struct backing_key {
+	int64_t pool;
+	char *ns;
+	char *id;
+	uint64_t snap;
+	uint64_t overlap;
+	bool migration;
+};
+
+static void key_free(struct backing_key *k)
+{
+	free(k->ns);
+	free(k->id);
+	k->ns = NULL;
+	k->id = NULL;
+}
+
+static int u64_call(struct rbdl_image *img, const char *method, uint64_t arg,
+		    char **out, size_t *outlen)
+{
+	uint8_t in[8];
+
+	for (int i = 0; i < 8; i++)
+		in[i] = (uint8_t)(arg >> (8 * i));
+	return rbdl_cls_read(img->md_io, img->header_oid, "rbd", method, in,
+			     sizeof(in), out, outlen);
+}
+
+int rbdl_migration_get(struct rbdl_image *img, struct rbdl_migration_spec *m)
+{
+	char *out;
+	size_t outlen;
+	int r = rbdl_cls_read(img->md_io, img->header_oid, "rbd",
+			      "migration_get", NULL, 0, &out, &outlen);
+
+	if (r < 0)
+		return r;
+	r = rbdl_decode_migration_spec(out, outlen, m);
+	rados_buffer_free(out);
+	return r;
+}
+
+/* The clone parent of view snap (legacy get_parent or parent_get). */
+static int clone_parent(struct rbdl_image *img, uint64_t snap,
+			struct backing_key *k)
+{
+	char *out;
+	size_t outlen;
+	int r = rbdl_cls_read(img->md_io, img->header_oid, "rbd", "parent_get",
+			      NULL, 0, &out, &outlen);
+
+	if (r == -EOPNOTSUPP) {
+		/* Legacy OSD: get_parent(snap) -> s64 pool, string id,
+		 * u64 snap, u64 overlap (pool -1: none). */
+		struct rbdl_dec d;
+
+		r = u64_call(img, "get_parent", snap, &out, &outlen);
+		if (r < 0)
+			return r;
+		rbdl_dec_init(&d, out, outlen);
+		k->pool = (int64_t)rbdl_dec_u64(&d);
+		k->id = rbdl_dec_strdup(&d);
+		k->snap = rbdl_dec_u64(&d);
+		k->overlap = rbdl_dec_u64(&d);
+		k->ns = strdup("");
+		r = d.err ? d.err : (!k->ns ? -ENOMEM : 0);
+		rados_buffer_free(out);
+		return r;
+	}
+	if (r < 0)
+		return r;
+
+	struct rbdl_parent_spec ps;
+
+	r = rbdl_decode_parent_spec(out, outlen, &ps);
+	rados_buffer_free(out);
+	if (r < 0)
+		return r;
+	k->pool = ps.pool_id;
+	k->ns = ps.pool_namespace;
+	k->id = ps.image_id;
+	k->snap = ps.snap_id;
+	if (k->pool < 0)
+		return 0;
+	r = u64_call(img, "parent_overlap_get", snap, &out, &outlen);
+	if (r < 0)
+		return r;
+
+	bool has;
+
+	r = rbdl_decode_parent_overlap(out, outlen, &has, &k->overlap);
+	rados_buffer_free(out);
+	if (r == 0 && !has)
+		k->overlap = 0;
+	return r;
+}
+
+/* The migration source backing destination view snap, if any. */
+static int migration_source(struct rbdl_image *img, uint64_t snap,
+			    uint64_t view_size, struct backing_key *k,
+			    bool *found)
+{
+	struct rbdl_migration_spec m;
+	int r = rbdl_migration_get(img, &m);
+
+	*found = false;
+	if (r < 0)
+		return r;
+	if (m.header_type == RBDL_MIGRATION_SRC) {
+		/* A source opens for reading only (librbd: EROFS). */
+		r = img->read_only ? 0 : -EROFS;
+		goto out;
+	}
+	switch (m.state) {
+	case RBDL_MIGRATION_PREPARED:
+	case RBDL_MIGRATION_EXECUTING:
+		break;
+	case RBDL_MIGRATION_EXECUTED:
+		r = 0;		/* every object was copied: nothing backs */
+		goto out;
+	default:
+		rbdl_log("image %s: migration in state %u cannot be read",
+			 img->name, m.state);
+		r = -ENOSYS;
+		goto out;
+	}
+	if (m.has_source_spec) {
+		rbdl_log("image %s: migration from a non-RBD source (import) "
+			 "is not supported", img->name);
+		r = -ENOSYS;
+		goto out;
+	}
+	k->pool = m.pool_id;
+	k->ns = m.pool_namespace;
+	k->id = m.image_id;
+	m.pool_namespace = NULL;
+	m.image_id = NULL;
+	k->migration = true;
+	k->snap = RBDL_NOSNAP;
+	k->overlap = m.overlap < view_size ? m.overlap : view_size;
+	for (uint32_t i = 0; i < m.nsnap_seqs && snap != RBDL_NOSNAP; i++)
+		if (m.snap_seqs[i][1] == snap) {
+			/* A snapshot the prepare copied: the source's. */
+			k->snap = m.snap_seqs[i][0];
+			k->overlap = view_size;
+		}
+	*found = true;
+	r = 0;
+out:
+	rbdl_migration_spec_free(&m);
+	return r;
+}
+
+static int find_backing(struct rbdl_image *img, uint64_t snap,
+			uint64_t view_size, struct backing_key *k)
+{
+	uint64_t features = atomic_load(&img->features);
+	bool found = false;
+	int r;
+
+	memset(k, 0, sizeof(*k));
+	k->pool = -1;
+	if (features & RBD_FEATURE_MIGRATING) {
+		r = migration_source(img, snap, view_size, k, &found);
+		if (r < 0 || found)
+			return r;
+	}
+	r = clone_parent(img, snap, k);
+	if (r < 0)
+		return r;
+	if (k->overlap > view_size)
+		k->overlap = view_size;
+	if (k->pool < 0 || k->overlap == 0)
+		k->pool = -1;
+	return 0;
+}
+
+static int open_backing(struct rbdl_image *img, const struct backing_key *k,
+			struct rbdl_image **out)
+{
+	struct rbdl_backing *b;
+	int r;
+
+	for (b = img->backings; b; b = b->next)
+		if (b->pool == k->pool && b->snap == k->snap &&
+		    !strcmp(b->ns, k->ns) && !strcmp(b->id, k->id)) {
+			*out = b->img;
+			return 0;
+		}
+	if (img->depth + 1 >= RBDL_MAX_PARENT_DEPTH) {
+		rbdl_log("image %s: more than %d levels of parents",
+			 img->name, RBDL_MAX_PARENT_DEPTH);
+		return -EINVAL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->pool = k->pool;
+	b->snap = k->snap;
+	b->ns = strdup(k->ns);
+	b->id = strdup(k->id);
+	if (!b->ns || !b->id) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = rbdl_image_open_backing(img->cluster, k->pool, k->ns, k->id,
+				    k->snap, img->depth + 1, &b->img);
+	if (r < 0) {
+		rbdl_log("image %s: cannot open its %s (pool %" PRId64
+			 ", image id %s, snapshot %" PRIu64 "): %s", img->name,
+			 k->migration ? "migration source" : "parent", k->pool,
+			 k->id, k->snap, strerror(-r));
+		goto fail;
+	}
+	b->next = img->backings;
+	img->backings = b;
+	*out = b->img;
+	return 0;
+fail:
+	free(b->ns);
+	free(b->id);
+	free(b);
+	return r;
+}
+
+int rbdl_parent_update(struct rbdl_image *img, uint64_t snap,
+		       uint64_t view_size)
+{
+	const struct rbdl_pview *cur =
+		atomic_load_explicit(&img->pview, memory_order_relaxed);
+	struct rbdl_image *parent = NULL;
+	struct backing_key k;
+	int r = find_backing(img, snap, view_size, &k);
+
+	if (r < 0)
+		goto out;
+	if (k.pool >= 0) {
+		r = open_backing(img, &k, &parent);
+		if (r < 0)
+			goto out;
+	}
+	if (cur && cur->parent == parent &&
+	    cur->overlap == (parent ? k.overlap : 0))
+		goto out;
+
+	struct rbdl_pview *v = calloc(1, sizeof(*v));
+
+	if (!v) {
+		r = -ENOMEM;
+		goto out;
+	}
+	v->parent = parent;
+	v->overlap = parent ? k.overlap : 0;
+	v->migration = parent && k.migration;
+	v->next = img->pviews;
+	img->pviews = v;
+	/* Release: a request that loads the view (acquire) sees it and the
+	 * backing image it names fully set up. */
+	atomic_store_explicit(&img->pview, v, memory_order_release);
+out:
+	key_free(&k);
+	return r;
+}
+
+void rbdl_parent_close(struct rbdl_image *img)
+{
+	while (img->backings) {
+		struct rbdl_backing *b = img->backings;
+
+		img->backings = b->next;
+		rbdl_image_close_backing(b->img);
+		free(b->ns);
+		free(b->id);
+		free(b);
+	}
+	while (img->pviews) {
+		struct rbdl_pview *v = img->pviews;
+
+		img->pviews = v->next;
+		free(v);
+	}
+	atomic_store(&img->pview, NULL);
+}
+
+int rbdl_parent_spec(struct rbdl_image *img, struct rbdl_parent_spec *spec,
+		     uint64_t *overlap)
+{
+	struct backing_key k;
+	uint64_t size = atomic_load_explicit(&img->size, memory_order_acquire);
+	int r;
+
+	memset(spec, 0, sizeof(*spec));
+	memset(&k, 0, sizeof(k));
+	pthread_mutex_lock(&img->refresh_lock);
+	r = clone_parent(img, img->snap_id, &k);
+	pthread_mutex_unlock(&img->refresh_lock);
+	if (r == 0 && (k.pool < 0 || k.overlap == 0))
+		r = -ENOENT;
+	if (r < 0) {
+		key_free(&k);
+		return r;
+	}
+	spec->pool_id = k.pool;
+	spec->pool_namespace = k.ns;
+	spec->image_id = k.id;
+	spec->snap_id = k.snap;
+	*overlap = k.overlap < size ? k.overlap : size;
+	return 0;
+}
