@@ -23,15 +23,24 @@
 #   - reads: librbdlite and librbd read both twins (HEAD and every
 #     snapshot, opened at the snapshot and through rbd_snap_set) in
 #     unaligned pieces, and all four must be equal.
-# Cases: (a) clone v2, default features, same pool; (b) child snapshots
-# before the writes (deep copy-up); (c) parent with a data pool, children
-# in another pool (1 MiB objects striped 64 KiB x 4) and in a namespace
-# (2 MiB objects); (d) a clone of a clone (3 levels) and a clone v1;
-# (e) layering only; (f) shrink below the overlap and grow back; (g) `rbd
-# flatten` while the tool holds the image open, then I/O; (h) the
-# destination of a prepared (not executed) migration: reads equal librbd's,
-# writes through librbdlite fail with -EROFS and change nothing; then
-# after execute and commit.
+# Cases (parents keep changing after their snapshot; clones read them at
+# the snapshot; the overlap ends inside an object):
+#  (a) clone v2, default features, same pool: reads through the overlap,
+#      copy-up by partial writes, whole-object writes, discard and
+#      write-zeroes inside and beyond the overlap, writesame,
+#      compare-and-write, aio writes in flight;
+#  (b) child snapshots before the writes (deep copy-up), snapshot opens;
+#  (c) parent with a data pool, children in another pool (1 MiB objects
+#      striped 64 KiB x 4) and in a namespace (2 MiB objects); a parent in
+#      a namespace, children in another pool;
+#  (d) a clone of a clone (3 levels); a clone v1;
+#  (e) layering only (no lock, no object map);
+#  (f) shrink below the overlap and grow back (zeros there), with child
+#      snapshots from before and after;
+#  (g) `rbd flatten` while the tool holds the image open, then I/O;
+#  (h) the destination of a prepared (not executed) migration: reads equal
+#      librbd's, writes through librbdlite fail with -EROFS and change
+#      nothing; then again after execute and commit.
 #
 # RBDLITE_CLONE_REFERENCE=1 runs the "lite" side with cloneop-librbd too
 # (validates the test itself against librbd; the librbdlite-only -EROFS
@@ -284,7 +293,8 @@ xread() {
 
 # mkparent SPEC OPTS...: a PSIZE image with seeded extents (written by
 # librbd): crossing object boundaries, a whole 1 MiB range, the end of the
-# last (partial) object; holes in between.  Snapshot @p.
+# last (partial) object; holes in between.  Snapshot @p, then the parent's
+# HEAD changes (clones must read the parent at @p).
 mkparent() {
     local spec=$1
     shift
@@ -294,7 +304,9 @@ mkparent() {
         write $((M - 4 * K)) 8K 12 write $((2 * M + 100)) 300K 13 \
         write 4M 1M 14 write $((6 * M + 512 * K)) 1M 15 \
         write $((PSIZE - 20000)) 20000 16 >>"$TMP/mk.log" 2>&1 &&
-        rbd snap create --no-progress "$spec@p" >>"$TMP/mk.log" 2>&1
+        rbd snap create --no-progress "$spec@p" >>"$TMP/mk.log" 2>&1 &&
+        op "$REF" "$spec" write 0 8K 17 write $((3 * M)) 4K 18 \
+            discard 4M 512K write $((PSIZE - 100)) 100 19 >>"$TMP/mk.log" 2>&1
 }
 
 # twins PARENT@SNAP LITE REF OPTS...: two clones.
@@ -337,8 +349,9 @@ IO_A=(parent read 0 64K read $((M - 5000)) 10000 read $((2 * M)) $((3 * M + 7))
     aiowrite $((7 * M + 800 * K)) 4K 34 aiowrite $((7 * M + 900 * K)) 64K 35 wait
     read 0 $((14 * M)) readall "$STEP" parent "${DIFFS[@]}")
 
-# A shorter script for the other layouts.
-IO_C=(parent readall "$STEP" "${DIFFS[@]}"
+# A shorter script for the other layouts (a child snapshot first: deep
+# copy-up).
+IO_C=(parent readall "$STEP" "${DIFFS[@]}" snapc s0
     write $((2 * M + 200 * K)) 4K 41 write 4M 1M 42 write $((9 * M + 4000)) 100 43
     discard 6M 1M zero $((M - 2 * K)) 4K writesame $((6 * M + 700 * K)) 32K 512 44
     cmpwrite 100 100 11 45 resize 12M write $((11 * M)) 8K 46
@@ -399,6 +412,18 @@ if want c && setup_ok mkparent "$POOL/$T-pc" --object-size 4M \
             "$POOL/$NS/$T-nr" "${IO_C[@]}"
         compare_twins "c-namespace" "$POOL/$NS/$T-nl" "$POOL/$NS/$T-nr" yes
         xread "c-namespace" "$POOL/$NS/$T-nl" "$POOL/$NS/$T-nr"
+        # And the other way: the parent in the namespace, the children in
+        # the default namespace of another pool.
+        if setup_ok mkparent "$POOL/$NS/$T-pn" --object-size 1M &&
+            setup_ok twins "$POOL/$NS/$T-pn@p" "$DATA_POOL/$T-xl" \
+                "$DATA_POOL/$T-xr" --rbd-default-clone-format 2 \
+                --image-feature "$FEAT"; then
+            run_both "c: clone of a parent in namespace $NS" \
+                "$DATA_POOL/$T-xl" "$DATA_POOL/$T-xr" "${IO_C[@]}"
+            compare_twins "c-from-namespace" "$DATA_POOL/$T-xl" \
+                "$DATA_POOL/$T-xr" yes
+            xread "c-from-namespace" "$DATA_POOL/$T-xl" "$DATA_POOL/$T-xr"
+        fi
     fi
 fi
 
@@ -441,7 +466,7 @@ if want f && { [[ " ${IMAGES[*]-} " == *" $POOL/$T-pa "* ]] ||
     setup_ok twins "$POOL/$T-pa@p" "$POOL/$T-fl" "$POOL/$T-fr" \
         --rbd-default-clone-format 2 --image-feature "$FEAT"; then
     run_both "f: shrink below the overlap and grow" "$POOL/$T-fl" "$POOL/$T-fr" \
-        write $((2 * M + 4 * K)) 4K 71 resize "$SHR" size parent \
+        write $((2 * M + 4 * K)) 4K 71 snapc s0 resize "$SHR" size parent \
         resize 16M size parent read "$SHR" $((16 * M - SHR)) readall "$STEP" \
         "${DIFFS[@]}" write 12M 4K 72 write $((3 * M)) 8K 73 snapc s1 \
         resize $((2 * M)) resize 12M parent readall "$STEP" "${DIFFS[@]}"
