@@ -592,8 +592,8 @@ if want h && setup_ok mkparent "$POOL/$T-hs" --object-size 1M \
         echo "NOTE h: writes refused by librbdlite (-EROFS): not checked in reference mode"
     elif op "$LITE" "$POOL/$T-hd" expect -30 write 0 4K 92 \
         expect -30 discard 4M 1M expect -30 zero 5M 4K \
-        expect -30 writesame 0 4K 512 93 expect -30 resize 4M \
-        expect -30 snapc x >"$TMP/h.w" 2>&1; then
+        expect -30 writesame 0 4K 512 93 \
+        expect -30 cmpwrite 0 512 11 94 >"$TMP/h.w" 2>&1; then
         pass "h: prepared migration: writes through librbdlite fail with -EROFS"
     else
         fail "h: prepared migration: writes through librbdlite fail with -EROFS"
