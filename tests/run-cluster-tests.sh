@@ -33,6 +33,7 @@ default_scripts="
 	test-bench.sh
 	test-diff.sh
 	test-snapops.sh
+	test-clone.sh
 "
 read -r -d '' -a scripts <<<"${RBDLITE_CLUSTER_SCRIPTS-$default_scripts}"
 
