@@ -210,9 +210,53 @@ RBDL_API int rbd_get_overlap(rbd_image_t image, uint64_t *overlap)
 	GET_IMAGE(img, image);
 	if (!overlap)
 		return -EINVAL;
-	/* librbdlite opens only images that do not read from a parent. */
-	*overlap = 0;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	/* What the view reads through: a clone's overlap at the opened
+	 * snapshot, or a migration's; 0 without a parent. */
+	*overlap = rbdl_parent_view(img)->overlap;
 	return 0;
+}
+
+/* Copy s into a caller's buffer of len bytes, if one was given. */
+static int copy_out(char *buf, size_t len, const char *s)
+{
+	if (!buf)
+		return 0;
+	if (strlen(s) + 1 > len)
+		return -ERANGE;
+	strcpy(buf, s);
+	return 0;
+}
+
+/* rbd_get_parent_info and _info2 (parent_id NULL for the former). */
+static int parent_info(rbd_image_t image, char *parent_poolname,
+		       size_t ppoolnamelen, char *parent_name, size_t pnamelen,
+		       char *parent_id, size_t pidlen, char *parent_snapname,
+		       size_t psnapnamelen)
+{
+	struct rbdl_parent_desc d;
+
+	GET_IMAGE(img, image);
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r == 0)
+		r = rbdl_parent_describe(img, &d);
+	if (r < 0)
+		return r;
+	/* librbd fills the buffers in this order and stops at the first
+	 * one that is too short. */
+	r = copy_out(parent_poolname, ppoolnamelen, d.pool_name);
+	if (r == 0)
+		r = copy_out(parent_name, pnamelen, d.image_name);
+	if (r == 0)
+		r = copy_out(parent_id, pidlen, d.image_id);
+	if (r == 0)
+		r = copy_out(parent_snapname, psnapnamelen, d.snap_name);
+	rbdl_parent_desc_free(&d);
+	return r;
 }
 
 RBDL_API int rbd_get_parent_info(rbd_image_t image, char *parent_poolname,
@@ -220,15 +264,71 @@ RBDL_API int rbd_get_parent_info(rbd_image_t image, char *parent_poolname,
 				 size_t pnamelen, char *parent_snapname,
 				 size_t psnapnamelen)
 {
-	(void)parent_poolname;
-	(void)ppoolnamelen;
-	(void)parent_name;
-	(void)pnamelen;
-	(void)parent_snapname;
-	(void)psnapnamelen;
+	return parent_info(image, parent_poolname, ppoolnamelen, parent_name,
+			   pnamelen, NULL, 0, parent_snapname, psnapnamelen);
+}
+
+RBDL_API int rbd_get_parent_info2(rbd_image_t image, char *parent_poolname,
+				  size_t ppoolnamelen, char *parent_name,
+				  size_t pnamelen, char *parent_id,
+				  size_t pidlen, char *parent_snapname,
+				  size_t psnapnamelen)
+{
+	return parent_info(image, parent_poolname, ppoolnamelen, parent_name,
+			   pnamelen, parent_id, pidlen, parent_snapname,
+			   psnapnamelen);
+}
+
+RBDL_API int rbd_get_parent(rbd_image_t image,
+			    rbd_linked_image_spec_t *parent_image,
+			    rbd_snap_spec_t *parent_snap)
+{
+	struct rbdl_parent_desc d;
+
 	GET_IMAGE(img, image);
-	/* No parent (clones are refused at open): exactly -ENOENT. */
-	return -ENOENT;
+	if (!parent_image || !parent_snap)
+		return -EINVAL;
+	memset(parent_image, 0, sizeof(*parent_image));
+	memset(parent_snap, 0, sizeof(*parent_snap));
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r == 0)
+		r = rbdl_parent_describe(img, &d);
+	if (r < 0)
+		return r;
+	/* The strings move to the caller. */
+	parent_image->pool_id = d.pool_id;
+	parent_image->pool_name = d.pool_name;
+	parent_image->pool_namespace = d.pool_namespace;
+	parent_image->image_id = d.image_id;
+	parent_image->image_name = d.image_name;
+	parent_image->trash = d.trash;
+	parent_snap->id = d.snap_id;
+	parent_snap->namespace_type = (rbd_snap_namespace_type_t)d.snap_ns_type;
+	parent_snap->name = d.snap_name;
+	return 0;
+}
+
+RBDL_API void rbd_linked_image_spec_cleanup(rbd_linked_image_spec_t *image)
+{
+	if (!image)
+		return;
+	free(image->pool_name);
+	free(image->pool_namespace);
+	free(image->image_id);
+	free(image->image_name);
+	image->pool_name = NULL;
+	image->pool_namespace = NULL;
+	image->image_id = NULL;
+	image->image_name = NULL;
+}
+
+RBDL_API void rbd_snap_spec_cleanup(rbd_snap_spec_t *snap)
+{
+	if (!snap)
+		return;
+	free(snap->name);
+	snap->name = NULL;
 }
 
 /* ---- snapshots ------------------------------------------------------------- */
@@ -413,9 +513,8 @@ RBDL_API int rbd_diff_iterate2(rbd_image_t image, const char *fromsnapname,
 			       void *arg)
 {
 	GET_IMAGE(img, image);
-	(void)include_parent;
 	return rbdl_diff_iterate(img, fromsnapname, ofs, len, whole_object != 0,
-				 cb, arg);
+				 include_parent != 0, cb, arg);
 }
 
 /*

@@ -61,6 +61,8 @@ int rbdl_comp_create(void *arg, rbdl_callback_t cb, struct rbdl_comp **out)
 	c->notify = false;
 	c->internal = false;
 	c->rval = 0;
+	c->track_data = false;
+	c->data_end = 0;
 	c->cb = cb;
 	c->arg = arg;
 	c->img = NULL;

@@ -60,6 +60,13 @@ struct rbdl_comp {
 	bool notify;			/* queue for rbd_poll_io_events */
 	bool internal;			/* used by a synchronous rbd_* call */
 	ssize_t rval;
+	/* Internal reads from a backing image (io.c): track_data asks the
+	 * read to report in data_end how many bytes from the start of its
+	 * buffer the objects really held (the rest was zero-filled);
+	 * data_base is the caller's note of where that buffer sits. */
+	bool track_data;
+	uint64_t data_base;
+	uint64_t data_end;
 	rbdl_callback_t cb;
 	void *arg;
 	struct rbdl_image *img;		/* set when armed */

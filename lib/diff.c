@@ -33,8 +33,17 @@
  *     image, say), librbd reports the range and librbdlite does not.  That
  *     is the one mode whose output can differ from librbd's.
  *
- * Parents: librbdlite refuses to open clones whose parent still backs data,
- * so include_parent never changes the result.
+ * Parents (include_parent, and only for a diff since creation): what the
+ * parent (or a migration source) shows through the view's overlap counts
+ * as data wherever the clone has nothing of its own, as in librbd:
+ *   - fast diff: objects the maps show as holes report the parent's own
+ *     whole-object diff (recursively through its parents), clipped to the
+ *     overlap;
+ *   - per-object inspection: objects missing at the end version, or
+ *     present but empty, report the parent's diff in the same mode
+ *     (whole-object or exact).
+ * An empty object that hides the parent (left by a discard) is thus still
+ * reported with the parent's extents in exact mode, as librbd does.
  *
  * Threading: runs entirely on the caller's thread (the stats and reads are
  * asynchronous rados calls waited for here); the callback is called on the
@@ -55,6 +64,7 @@
 #include "rbd/librbd.h"
 
 #include "codec.h"
+#include "diff.h"
 #include "image.h"
 #include "internal.h"
 #include "io.h"
@@ -154,6 +164,58 @@ static int add_obj_range(struct extlist *l, uint64_t base,
 
 		if (r < 0)
 			return r;
+	}
+	return 0;
+}
+
+/* Sorted, disjoint image extents (the parent's diff). */
+struct extset {
+	struct extlist l;
+};
+
+static int collect_cb(uint64_t off, size_t len, int exists, void *arg)
+{
+	struct extset *ps = arg;
+
+	if (!exists)
+		return 0;
+	/* Callbacks come in ascending order: merge with the last one. */
+	if (ps->l.n && ps->l.v[ps->l.n - 1].off + ps->l.v[ps->l.n - 1].len ==
+			       off) {
+		ps->l.v[ps->l.n - 1].len += len;
+		return 0;
+	}
+	return ext_add(&ps->l, off, len, 1);
+}
+
+/* Add the part of the object's pieces (at image base) that ps covers. */
+static int add_parent_range(struct extlist *l, const struct extset *ps,
+			    uint64_t base, const struct rbdl_piece *p,
+			    uint32_t np)
+{
+	for (uint32_t i = 0; i < np; i++) {
+		uint64_t s = base + p[i].buf_off, e = s + p[i].len;
+		size_t lo = 0, hi = ps->l.n;
+
+		/* first extent ending after s */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			const struct ext *x = &ps->l.v[mid];
+
+			if (x->off + x->len <= s)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo; k < ps->l.n && ps->l.v[k].off < e; k++) {
+			const struct ext *x = &ps->l.v[k];
+			uint64_t a = x->off > s ? x->off : s;
+			uint64_t b = x->off + x->len < e ? x->off + x->len : e;
+			int r = ext_add(l, a, b - a, 1);
+
+			if (r < 0)
+				return r;
+		}
 	}
 	return 0;
 }
@@ -422,6 +484,7 @@ struct inspect {
 	uint32_t nmid;
 	bool has_from;
 	bool whole;
+	const struct extset *ps;	/* the parent's diff, or NULL */
 	char *oid;
 	size_t oidcap;
 };
@@ -682,7 +745,8 @@ static int period_map(struct rbdl_image *img, struct period *pd, uint64_t off,
 }
 
 static int walk_fast(struct rbdl_image *img, uint64_t off, uint64_t left,
-		     const uint8_t *st, uint64_t nst, diff_cb_t cb, void *arg)
+		     const uint8_t *st, uint64_t nst, const struct extset *ps,
+		     diff_cb_t cb, void *arg)
 {
 	uint64_t period = img->layout.object_size * img->layout.stripe_count;
 	struct extlist l = { 0 };
@@ -699,6 +763,13 @@ static int walk_fast(struct rbdl_image *img, uint64_t off, uint64_t left,
 			struct rbdl_objext *o = &pd.objs[i];
 			uint8_t s = o->objno < nst ? st[o->objno] : DIFF_HOLE;
 
+			if (s == DIFF_HOLE && ps) {
+				r = add_parent_range(
+					&l, ps, off,
+					&pd.pieces[o->first_piece],
+					o->npieces);
+				continue;
+			}
 			if (s != DIFF_HOLE_UPDATED && s != DIFF_DATA_UPDATED)
 				continue;
 			r = add_obj_range(&l, off, &pd.pieces[o->first_piece],
@@ -762,10 +833,18 @@ static int walk_objects(struct inspect *in, uint64_t off, uint64_t left,
 			for (size_t i = 0; r == 0 && i < pd->nobjs; i++) {
 				struct rbdl_objext *o = &pd->objs[i];
 
+				size_t before = l.n;
+
 				r = inspect_report(in, o->objno, &pd->info[i],
 						   &l, pd->off,
 						   &pd->pieces[o->first_piece],
 						   o->npieces);
+				/* Nothing of its own: the parent shows. */
+				if (r == 0 && in->ps && l.n == before)
+					r = add_parent_range(
+						&l, in->ps, pd->off,
+						&pd->pieces[o->first_piece],
+						o->npieces);
 			}
 			if (r == 0)
 				r = ext_flush(&l, cb, arg);
@@ -798,10 +877,27 @@ static int make_read_io(struct rbdl_image *img, uint64_t snap,
  * or a rados error.  len == 0 reports nothing (librbd 16.2.15 aborts on
  * some of those calls).
  */
+/*
+ * With include_parent and no from-snapshot: the parent's own diff over the
+ * view's overlap, in *ps (left empty when nothing backs the view).
+ */
+static int parent_diff(struct rbdl_image *img, bool whole_object,
+		       struct extset *ps)
+{
+	const struct rbdl_pview *pv = rbdl_parent_view(img);
+
+	if (!pv->parent || !pv->overlap)
+		return 0;
+	return rbdl_diff_iterate(pv->parent, NULL, 0, pv->overlap,
+				 whole_object, true, collect_cb, ps);
+}
+
 int rbdl_diff_iterate(struct rbdl_image *img, const char *fromsnapname,
 		      uint64_t ofs, uint64_t len, bool whole_object,
-		      diff_cb_t cb, void *arg)
+		      bool include_parent, diff_cb_t cb, void *arg)
 {
+	struct extset ps = { { 0 } };
+	bool with_parent;
 	struct rbdl_io_args fl = { .op = RBDL_OP_FLUSH };
 	struct snapent *snaps = NULL;
 	uint32_t nsnaps = 0;
@@ -841,14 +937,25 @@ int rbdl_diff_iterate(struct rbdl_image *img, const char *fromsnapname,
 	}
 	if (len == 0)
 		goto out;
+	with_parent = include_parent && from == 0;
 	if (whole_object && fast_diff(img, snaps, nsnaps, from, end, size,
 				      &st, &nst) == 0) {
-		r = walk_fast(img, ofs, len, st, nst, cb, arg);
+		if (with_parent)
+			r = parent_diff(img, true, &ps);
+		if (r == 0)
+			r = walk_fast(img, ofs, len, st, nst,
+				      with_parent ? &ps : NULL, cb, arg);
 		goto out;
+	}
+	if (with_parent) {
+		r = parent_diff(img, whole_object, &ps);
+		if (r < 0)
+			goto out;
 	}
 
 	struct inspect in = { .img = img, .has_from = from != 0,
-			      .whole = whole_object };
+			      .whole = whole_object,
+			      .ps = with_parent ? &ps : NULL };
 
 	in.oidcap = strlen(img->object_prefix) + 32;
 	in.oid = malloc(in.oidcap);
@@ -887,6 +994,7 @@ int rbdl_diff_iterate(struct rbdl_image *img, const char *fromsnapname,
 	free(in.mid);
 	free(in.oid);
 out:
+	free(ps.l.v);
 	free(st);
 	free(snaps);
 	return r;

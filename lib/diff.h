@@ -14,6 +14,7 @@
 
 int rbdl_diff_iterate(struct rbdl_image *img, const char *fromsnapname,
 		      uint64_t ofs, uint64_t len, bool whole_object,
+		      bool include_parent,
 		      int (*cb)(uint64_t, size_t, int, void *), void *arg);
 
 #endif /* RBDL_DIFF_H */

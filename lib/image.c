@@ -684,6 +684,26 @@ static void image_free(struct rbdl_image *img)
 	free(img);
 }
 
+/*
+ * librbd 16.2 (ImageCtx::apply_metadata): with rbd_skip_partial_discard
+ * (default true), rbd_discard/rbd_aio_discard shrink each object's range
+ * to whole rbd_discard_granularity_bytes units (default 64 KiB) and skip
+ * what is left; write-zeroes is never pruned.
+ */
+static uint64_t conf_discard_granularity(rados_t cluster)
+{
+	char buf[64];
+
+	if (rados_conf_get(cluster, "rbd_skip_partial_discard", buf,
+			   sizeof(buf)) == 0 &&
+	    (!strcmp(buf, "false") || !strcmp(buf, "0")))
+		return 0;
+	if (rados_conf_get(cluster, "rbd_discard_granularity_bytes", buf,
+			   sizeof(buf)) < 0)
+		return 65536;
+	return strtoull(buf, NULL, 10);
+}
+
 static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		      const char *name, const char *id, const char *snap_name,
 		      uint64_t snap_id)
@@ -696,6 +716,7 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 
 	img->cluster = rados_ioctx_get_cluster(io);
 	img->md_pool_id = rados_ioctx_get_id(io);
+	img->discard_granularity = conf_discard_granularity(img->cluster);
 	r = rbdl_ioctx_namespace(io, &ns);
 	if (r < 0)
 		return r;

@@ -87,6 +87,7 @@ struct rbdl_image {
 	uint64_t stripe_unit;		/* as stored (layout may normalise) */
 	int64_t data_pool_id;		/* -1: data in the metadata pool */
 	int64_t md_pool_id;
+	uint64_t discard_granularity;	/* 0: discards are exact */
 	bool read_only;			/* open_ro or at a snapshot (*) */
 	bool open_ro;			/* rbd_open_read_only */
 	/* (*) changed only by rbd_snap_set, under refresh_lock and

@@ -112,6 +112,8 @@ struct rbdl_req {
 	bool holds_lock;	/* counted in the exclusive lock's writes */
 	const struct rbdl_pview *pv;	/* what backs the image (parent.h) */
 	uint32_t nsnaps;	/* snapshots in io's context (writes) */
+	bool track_data;	/* a backing read: maintain data_end */
+	_Atomic uint64_t data_end;	/* see struct rbdl_comp */
 	struct rbdl_lkwaiter lkw;	/* parked until the lock is ours */
 	rados_ioctx_t io;
 	struct rbdl_objreq *objs;
@@ -143,6 +145,18 @@ static bool all_zero(const char *p, size_t n)
 		if (p[i])
 			return false;
 	return true;
+}
+
+/* *p = max(*p, v).  Relaxed: the result is read after the request's (or
+ * transfer's) last reference drop, an acq_rel that orders it. */
+static void atomic_max_u64(_Atomic uint64_t *p, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);
+
+	while (cur < v && !atomic_compare_exchange_weak_explicit(
+				  p, &cur, v, memory_order_relaxed,
+				  memory_order_relaxed))
+		;
 }
 
 /* ---- deferred completion ------------------------------------------------ */
@@ -300,6 +314,10 @@ static void req_finish(struct rbdl_req *req, bool from_submitter)
 	unsigned parity = req->gen_parity;
 	bool held = req->holds_lock;
 
+	if (req->track_data)
+		c->data_end = atomic_load_explicit(&req->data_end,
+						   memory_order_relaxed);
+
 	req_free(req);
 	if (held)
 		rbdl_lock_write_end(img);
@@ -367,6 +385,14 @@ static void post_map_done(struct rbdl_omwaiter *w, int err)
 	obj_finish(o, false);
 }
 
+/* A tracked read got n bytes of object data into segment s. */
+static void note_data(struct rbdl_req *req, const struct rbdl_seg *s,
+		      uint64_t n)
+{
+	atomic_max_u64(&req->data_end,
+		       (uint64_t)(s->ptr - req->pattern) + n);
+}
+
 /* ---- reading through to the backing image (parent.h) -------------------- */
 
 /*
@@ -383,6 +409,8 @@ struct rbdl_pxfer {
 	atomic_int pending;	/* parent reads in flight + the issuer's guard */
 	atomic_int err;		/* first error */
 	void (*done)(struct rbdl_pxfer *px, bool in_submit);
+	void *ctx;		/* synchronous use: the waiter */
+	_Atomic uint64_t data_end;	/* copy-up: bytes the parent holds */
 	uint64_t len;		/* copy-up: bytes of parent data */
 	char data[];		/* copy-up: one object's worth */
 };
@@ -410,15 +438,20 @@ static void pxfer_cb(rbdl_user_comp_t uc, void *arg)
 	struct rbdl_comp *c = uc;
 	struct rbdl_pxfer *px = arg;
 
-	if (c->rval < 0)
+	if (c->rval < 0) {
 		pxfer_error(px, (int)c->rval);
+	} else if (c->data_end && (!px->o || px->o->req->op != RBDL_OP_READ)) {
+		/* Copy-up: where the parent really had data (librbd copies
+		 * up the parent's allocated extents). */
+		atomic_max_u64(&px->data_end, c->data_base + c->data_end);
+	}
 	rbdl_comp_release(c);
 	pxfer_put(px, false);
 }
 
 /* Read [off, off + len) of the backing image into dst, as part of px. */
 static int pxfer_read(struct rbdl_pxfer *px, struct rbdl_image *parent,
-		      uint64_t off, uint64_t len, char *dst)
+		      uint64_t off, uint64_t len, char *dst, const char *base)
 {
 	struct rbdl_io_args a = {
 		.op = RBDL_OP_READ, .off = off, .len = len, .buf = dst,
@@ -429,6 +462,9 @@ static int pxfer_read(struct rbdl_pxfer *px, struct rbdl_image *parent,
 	if (r < 0)
 		return r;
 	c->internal = true;
+	/* base NULL: the caller reads into an iovec; nothing to track. */
+	c->track_data = base != NULL;
+	c->data_base = base ? (uint64_t)(dst - base) : 0;
 	atomic_fetch_add_explicit(&px->pending, 1, memory_order_relaxed);
 	r = rbdl_io_submit(parent, c, &a);
 	if (r < 0) {
@@ -448,7 +484,8 @@ static int pxfer_read(struct rbdl_pxfer *px, struct rbdl_image *parent,
  */
 static int64_t pxfer_extent(struct rbdl_pxfer *px, const struct rbdl_pview *pv,
 			    const struct rbdl_layout *l, uint64_t objno,
-			    uint64_t obj_off, uint64_t len, char *dst)
+			    uint64_t obj_off, uint64_t len, char *dst,
+			    const char *base)
 {
 	struct rbdl_img_range stack[8], *rs = stack;
 	uint64_t limit = pv->overlap, pos = 0, backed = 0;
@@ -475,7 +512,7 @@ static int64_t pxfer_extent(struct rbdl_pxfer *px, const struct rbdl_pview *pv,
 			in = rs[i].len;
 		if (in) {
 			int r = pxfer_read(px, pv->parent, rs[i].img_off, in,
-					   dst + pos);
+					   dst + pos, base);
 
 			if (r < 0) {
 				n = r;
@@ -536,17 +573,39 @@ static void read_through(struct rbdl_objreq *o, bool in_submit)
 		struct rbdl_seg *sg = &req->segs[o->first_seg + i];
 		int64_t r = pxfer_extent(px, req->pv, &req->img->layout,
 					 o->objno, sg->obj_off, sg->len,
-					 sg->ptr);
+					 sg->ptr, req->pattern);
 
 		if (r < 0) {
 			pxfer_error(px, (int)r);
 			break;
 		}
+		/* A backing image's read through to its own parent counts
+		 * as data over the whole range below the overlap (librbd's
+		 * read_parent result is not sparse). */
+		if (req->track_data && r > 0)
+			note_data(req, sg, (uint64_t)r);
 	}
 	pxfer_put(px, in_submit);
 }
 
 /* ---- copy-up ------------------------------------------------------------- */
+
+/*
+ * The parent data to copy up: up to where the parent's objects really
+ * held data (librbd copies the parent's allocated extents: the objects'
+ * sizes, zeros inside included), within the part below the overlap; data
+ * that is all zeros copies nothing.
+ */
+static void copyup_trim(struct rbdl_pxfer *px)
+{
+	uint64_t end = atomic_load_explicit(&px->data_end,
+					    memory_order_relaxed);
+
+	if (end < px->len)
+		px->len = end;
+	if (all_zero(px->data, px->len))
+		px->len = 0;
+}
 
 /*
  * The first write to an object of a clone that the clone does not have yet
@@ -637,10 +696,11 @@ static void copyup_map_done(rados_completion_t rc, void *arg)
  * data goes out (librbd CopyupRequest::update_object_maps): the oldest
  * snapshot EXISTS, newer ones EXISTS_CLEAN with fast-diff (unchanged since
  * the previous snapshot), else EXISTS.  Snapshot maps are not locked.
+ * Sends the updates as parent of px (one count each); errors go to px.
  */
-static void copyup_snap_maps(struct rbdl_pxfer *px, bool in_submit)
+static void snap_maps_send(struct rbdl_pxfer *px, struct rbdl_image *img,
+			   uint64_t objno)
 {
-	struct rbdl_image *img = px->o->req->img;
 	bool fast = atomic_load_explicit(&img->features, memory_order_relaxed) &
 		    RBD_FEATURE_FAST_DIFF;
 	uint64_t *snaps;
@@ -654,11 +714,8 @@ static void copyup_snap_maps(struct rbdl_pxfer *px, bool in_submit)
 	pthread_mutex_unlock(&img->refresh_lock);
 	if (!snaps) {
 		pxfer_error(px, -ENOMEM);
-		copyup_deep_send(px, in_submit);
 		return;
 	}
-	px->done = copyup_deep_send;
-	atomic_store_explicit(&px->pending, 1, memory_order_relaxed);
 	/* snaps is newest first: the oldest is the last. */
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t in[64];
@@ -666,9 +723,9 @@ static void copyup_snap_maps(struct rbdl_pxfer *px, bool in_submit)
 		rados_completion_t rc;
 		uint8_t st = i + 1 < n && fast ? RBDL_OBJ_EXISTS_CLEAN
 					       : RBDL_OBJ_EXISTS;
-		long len = rbdl_encode_object_map_update(
-			in, sizeof(in), px->o->objno, px->o->objno + 1, st,
-			false, 0);
+		long len = rbdl_encode_object_map_update(in, sizeof(in), objno,
+							 objno + 1, st, false,
+							 0);
 		rados_write_op_t op = rados_create_write_op();
 		int r = len < 0 ? (int)len : !op ? -ENOMEM : 0;
 
@@ -700,6 +757,13 @@ static void copyup_snap_maps(struct rbdl_pxfer *px, bool in_submit)
 		}
 	}
 	free(snaps);
+}
+
+static void copyup_snap_maps(struct rbdl_pxfer *px, bool in_submit)
+{
+	px->done = copyup_deep_send;
+	atomic_store_explicit(&px->pending, 1, memory_order_relaxed);
+	snap_maps_send(px, px->o->req->img, px->o->objno);
 	pxfer_put(px, in_submit);
 }
 
@@ -711,11 +775,7 @@ static void copyup_read_done(struct rbdl_pxfer *px, bool in_submit)
 
 	if (r < 0)
 		goto fail;
-	/* Copy up the parent data without its trailing zeros, as librbd's
-	 * sparse copy-up of the parent's allocated extents does; all
-	 * zeros copies nothing. */
-	while (px->len && !px->data[px->len - 1])
-		px->len--;
+	copyup_trim(px);
 	bool deep = px->len && req->nsnaps;
 
 	if (!deep && req->op != RBDL_OP_CAW) {
@@ -737,6 +797,111 @@ fail:
 	obj_fail(o, r, in_submit);
 }
 
+/* ---- synchronous copy-up (maintenance) ---- */
+
+struct syncwait {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+};
+
+static void pxfer_sync_done(struct rbdl_pxfer *px, bool in_submit)
+{
+	struct syncwait *w = px->ctx;
+	(void)in_submit;
+
+	pthread_mutex_lock(&w->mu);
+	w->done = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Drop the issuer's count of px and wait until everything finished. */
+static int pxfer_wait(struct rbdl_pxfer *px)
+{
+	struct syncwait *w = px->ctx;
+
+	pxfer_put(px, false);
+	pthread_mutex_lock(&w->mu);
+	while (!w->done)
+		pthread_cond_wait(&w->cv, &w->mu);
+	w->done = false;
+	pthread_mutex_unlock(&w->mu);
+	atomic_store_explicit(&px->pending, 1, memory_order_relaxed);
+	return atomic_load_explicit(&px->err, memory_order_relaxed);
+}
+
+int rbdl_io_copyup_sync(struct rbdl_image *img, uint64_t objno,
+			bool create_if_zero)
+{
+	const struct rbdl_pview *pv = rbdl_parent_view(img);
+	uint64_t osz = img->layout.object_size;
+	uint32_t nsnaps = atomic_load(&img->wr_nsnaps);
+	struct syncwait w = { PTHREAD_MUTEX_INITIALIZER,
+			      PTHREAD_COND_INITIALIZER, false };
+	struct rbdl_pxfer *px;
+	int64_t got;
+	int r;
+
+	char oid[RBDL_OID_MAX];
+	uint64_t psize;
+	time_t pmtime;
+
+	if (!obj_backed(pv, &img->layout, objno))
+		return 0;
+	snprintf(oid, sizeof(oid), "%s.%016" PRIx64, img->object_prefix,
+		 objno);
+	r = rados_stat(img->rd_io, oid, &psize, &pmtime);
+	if (r != -ENOENT)
+		return r;	/* exists (0): its own data already */
+	px = malloc(sizeof(*px) + osz);
+	if (!px)
+		return -ENOMEM;
+	px->o = NULL;
+	px->ctx = &w;
+	px->done = pxfer_sync_done;
+	px->len = 0;
+	atomic_init(&px->pending, 1);
+	atomic_init(&px->err, 0);
+	atomic_init(&px->data_end, 0);
+	got = pxfer_extent(px, pv, &img->layout, objno, 0, osz, px->data,
+			   px->data);
+	if (got < 0)
+		pxfer_error(px, (int)got);
+	else
+		px->len = (uint64_t)got;
+	r = pxfer_wait(px);
+	copyup_trim(px);
+	if (r == 0 && !px->len && !create_if_zero)
+		r = 1;	/* nothing to keep */
+	bool deep = px->len && nsnaps;
+
+	if (r == 0 && deep &&
+	    atomic_load_explicit(&img->om.loaded, memory_order_acquire)) {
+		snap_maps_send(px, img, objno);
+		r = pxfer_wait(px);
+	}
+	if (r == 0) {
+		rados_write_op_t op = rados_create_write_op();
+
+		if (!op) {
+			r = -ENOMEM;
+		} else {
+			rados_write_op_exec(op, "rbd", "copyup", px->data,
+					    px->len, NULL);
+			r = rados_write_op_operate(
+				op, deep ? img->rd_io
+					 : atomic_load(&img->wr_io),
+				oid, NULL, 0);
+			rados_release_write_op(op);
+		}
+	}
+	free(px);
+	pthread_cond_destroy(&w.cv);
+	pthread_mutex_destroy(&w.mu);
+	return r == 1 ? 0 : r;
+}
+
 /* A guarded write found no object: fetch its parent data and copy up. */
 static void copyup_start(struct rbdl_objreq *o)
 {
@@ -752,8 +917,9 @@ static void copyup_start(struct rbdl_objreq *o)
 	px->done = copyup_read_done;
 	atomic_init(&px->pending, 1);
 	atomic_init(&px->err, 0);
+	atomic_init(&px->data_end, 0);
 	int64_t r = pxfer_extent(px, req->pv, &req->img->layout, o->objno, 0,
-				 osz, px->data);
+				 osz, px->data, px->data);
 
 	if (r < 0)
 		pxfer_error(px, (int)r);
@@ -775,6 +941,9 @@ static void obj_result(struct rbdl_objreq *o, int r)
 			req_set_error(req, r);
 		} else if (!o->rop) {
 			zero_tail(&req->segs[o->first_seg], (size_t)r);
+			if (req->track_data && r > 0)
+				note_data(req, &req->segs[o->first_seg],
+					  (uint64_t)r);
 		} else {
 			for (uint32_t i = 0; i < o->nsegs; i++) {
 				struct rbdl_seg *s =
@@ -786,6 +955,9 @@ static void obj_result(struct rbdl_objreq *o, int r)
 					zero_tail(s, s->prval < 0
 							     ? 0
 							     : s->bytes_read);
+				if (req->track_data && s->prval >= 0 &&
+				    s->bytes_read)
+					note_data(req, s, s->bytes_read);
 			}
 		}
 		break;
@@ -1297,6 +1469,38 @@ static int thick_split_error(const struct rbdl_io_args *a, uint64_t size)
 
 /* ---- submission ---------------------------------------------------------- */
 
+/*
+ * librbd's ImageDiscardRequest::prune_object_extents: shrink each object
+ * extent to whole granularity units (at most the object size) and drop
+ * the extents left empty; with a granularity of a whole object, an extent
+ * reaching the object's end (a tail truncation) is kept as it is.  Returns
+ * the number of extents kept (compacted in place).
+ */
+static size_t prune_discard(struct rbdl_image *img, struct rbdl_objext *objs,
+			    size_t nobjs)
+{
+	uint64_t osz = img->layout.object_size;
+	uint64_t g = img->discard_granularity < osz ? img->discard_granularity
+						     : osz;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < nobjs; i++) {
+		uint64_t off = objs[i].obj_off, end = off + objs[i].len;
+
+		if (g < osz || end < osz) {
+			off = (off + g - 1) / g * g;
+			end = end / g * g;
+			if (off >= end)
+				continue;
+		}
+		objs[kept] = objs[i];
+		objs[kept].obj_off = off;
+		objs[kept].len = end - off;
+		kept++;
+	}
+	return kept;
+}
+
 /* Map and send.  Called with the completion armed and the range clipped. */
 static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		     const struct rbdl_io_args *a, enum rbdl_op op,
@@ -1332,6 +1536,8 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		r = -EINVAL;
 		goto out_map;
 	}
+	if (op == RBDL_OP_DISCARD && img->discard_granularity)
+		nobjs = prune_discard(img, objs, nobjs);
 
 	req = rbdl_slab_alloc(&req_slab);
 	if (!req) {
@@ -1353,6 +1559,8 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	req->holds_lock = false;
 	req->pv = rbdl_parent_view(img);
 	req->nsnaps = 0;
+	req->track_data = c->track_data && op == RBDL_OP_READ && a->buf;
+	atomic_init(&req->data_end, 0);
 	req->pieces = NULL;
 	atomic_init(&req->result, initial_error);
 	req->io = img->rd_io;

@@ -73,4 +73,17 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
  */
 ssize_t rbdl_io_sync(struct rbdl_image *img, const struct rbdl_io_args *a);
 
+/*
+ * Copy object objno of a clone up from its parent now, as librbd's
+ * maintenance does before it removes or cuts an object the parent backs:
+ * with an empty snapshot context when the clone has snapshots (they keep
+ * the parent data) and their object maps updated.  Parent data of zeros
+ * copies nothing unless create_if_zero (then an empty object hides the
+ * parent).  Does nothing for an object beyond the overlap or one that
+ * exists already.  Synchronous; for maintenance with writes quiesced (the
+ * caller moves the HEAD object map).  0 or a negative errno.
+ */
+int rbdl_io_copyup_sync(struct rbdl_image *img, uint64_t objno,
+			bool create_if_zero);
+
 #endif /* RBDL_IO_H */

@@ -419,6 +419,23 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 		return -EROFS;
 	if (delete_off > old_size)
 		delete_off = old_size;
+	/* A clone with snapshots: the objects about to go keep their parent
+	 * data in the snapshots (librbd's COPYUP_OBJECTS step). */
+	const struct rbdl_pview *pv = rbdl_parent_view(img);
+	uint64_t backed = rbdl_layout_num_objects(l, pv->overlap);
+	/* Objects [start, copied) may have been copied up just now (the
+	 * in-memory map, read by may_exist, is not updated until the
+	 * maintenance ends): remove them whatever the map said. */
+	uint64_t copied = atomic_load(&img->wr_nsnaps) ? backed : 0;
+
+	for (uint64_t o = start; o < nobjs && o < copied; o++) {
+		r = rbdl_io_copyup_sync(img, o, false);
+		if (r == 0 && has_objmap(img) && !may_exist(img, o))
+			r = om_update(img, o, o + 1, RBDL_OBJ_EXISTS,
+				      ANY_STATE);
+		if (r < 0)
+			return r;
+	}
 	if (start < nobjs) {
 		/* Which objects may exist is decided before the map moves
 		 * them to PENDING (the map is not reloaded meanwhile). */
@@ -432,7 +449,7 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 			char oid[160];
 			rados_write_op_t op;
 
-			if (!may_exist(img, o))
+			if (!may_exist(img, o) && o >= copied)
 				continue;
 			op = rados_create_write_op();
 			if (!op) {
@@ -479,7 +496,10 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 			r = remove_one(img, io, x->objno);
 			continue;
 		}
-		if (!may_exist(img, x->objno))
+		/* A cut object of a clone gets its parent data first. */
+		bool in_parent = x->objno < backed;
+
+		if (!in_parent && !may_exist(img, x->objno))
 			continue;
 		/* A cut object has changed since the last snapshot (an
 		 * EXISTS_CLEAN one becomes EXISTS, as for any discard). */
@@ -490,6 +510,10 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 			if (r < 0)
 				break;
 		}
+		if (in_parent)
+			r = rbdl_io_copyup_sync(img, x->objno, true);
+		if (r < 0)
+			break;
 		op = rados_create_write_op();
 		if (!op) {
 			r = -ENOMEM;

@@ -22,6 +22,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,4 +347,126 @@ int rbdl_parent_spec(struct rbdl_image *img, struct rbdl_parent_spec *spec,
 	spec->snap_id = k.snap;
 	*overlap = k.overlap < size ? k.overlap : size;
 	return 0;
+}
+
+void rbdl_parent_desc_free(struct rbdl_parent_desc *d)
+{
+	free(d->pool_name);
+	free(d->pool_namespace);
+	free(d->image_id);
+	free(d->image_name);
+	free(d->snap_name);
+	memset(d, 0, sizeof(*d));
+}
+
+/* The parent's name from its pool's directory, or from the trash. */
+static int parent_name(rados_ioctx_t io, const char *id, char **name,
+		       bool *trash)
+{
+	struct rbdl_enc e;
+	struct rbdl_dec d;
+	const uint8_t *end;
+	uint8_t in[256];
+	char *out;
+	size_t outlen;
+	int r;
+
+	if (strlen(id) > 200)
+		return -EINVAL;
+	rbdl_enc_init(&e, in, sizeof(in));
+	rbdl_enc_str(&e, id);
+	*trash = false;
+	r = rbdl_cls_read(io, "rbd_directory", "rbd", "dir_get_name", in,
+			  e.len, &out, &outlen);
+	if (r == 0) {
+		r = rbdl_decode_string(out, outlen, name);
+		rados_buffer_free(out);
+		return r;
+	}
+	if (r != -ENOENT)
+		return r;
+	/* trash_get: TrashImageSpec { u8 source, string name, ... }. */
+	r = rbdl_cls_read(io, "rbd_trash", "rbd", "trash_get", in, e.len,
+			  &out, &outlen);
+	if (r < 0)
+		return r;
+	rbdl_dec_init(&d, out, outlen);
+	rbdl_dec_struct_start(&d, 2, &end);
+	rbdl_dec_u8(&d);
+	*name = rbdl_dec_strdup(&d);
+	r = d.err;
+	rados_buffer_free(out);
+	if (r < 0) {
+		free(*name);
+		*name = NULL;
+		return r;
+	}
+	*trash = true;
+	return 0;
+}
+
+int rbdl_parent_describe(struct rbdl_image *img, struct rbdl_parent_desc *d)
+{
+	const struct rbdl_pview *pv = rbdl_parent_view(img);
+	struct rbdl_parent_spec ps;
+	struct rbdl_snap_info si;
+	rados_ioctx_t io;
+	char buf[256], *header = NULL, *out;
+	size_t outlen;
+	uint64_t overlap;
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	if (pv->migration)
+		return rbdl_parent_describe(pv->parent, d);
+	r = rbdl_parent_spec(img, &ps, &overlap);
+	if (r < 0)
+		return r;
+	d->pool_id = ps.pool_id;
+	d->pool_namespace = ps.pool_namespace;
+	d->image_id = ps.image_id;
+	d->snap_id = ps.snap_id;
+	r = rados_pool_reverse_lookup(img->cluster, ps.pool_id, buf,
+				      sizeof(buf));
+	if (r < 0)
+		goto fail;
+	d->pool_name = strdup(buf);
+	r = rbdl_ioctx_dup(img->cluster, ps.pool_id, ps.pool_namespace, &io);
+	if (r < 0)
+		goto fail;
+	r = parent_name(io, ps.image_id, &d->image_name, &d->trash);
+	if (r == 0) {
+		size_t n = strlen(ps.image_id) + sizeof("rbd_header.");
+
+		header = malloc(n);
+		if (header)
+			snprintf(header, n, "rbd_header.%s", ps.image_id);
+		else
+			r = -ENOMEM;
+	}
+	if (r == 0) {
+		uint8_t in[8];
+
+		for (int i = 0; i < 8; i++)
+			in[i] = (uint8_t)(ps.snap_id >> (8 * i));
+		r = rbdl_cls_read(io, header, "rbd", "snapshot_get", in,
+				  sizeof(in), &out, &outlen);
+	}
+	if (r == 0) {
+		r = rbdl_decode_snapshot_info(out, outlen, &si);
+		rados_buffer_free(out);
+		if (r == 0) {
+			d->snap_ns_type = si.ns_type;
+			d->snap_name = si.name;
+		}
+	}
+	free(header);
+	rados_ioctx_destroy(io);
+	if (r == 0 && (!d->pool_name || !d->image_name || !d->snap_name))
+		r = -ENOMEM;
+	if (r == 0)
+		return 0;
+fail:
+	rbdl_parent_desc_free(d);
+	return r;
 }

@@ -74,4 +74,26 @@ int rbdl_migration_get(struct rbdl_image *img, struct rbdl_migration_spec *m);
 int rbdl_parent_spec(struct rbdl_image *img, struct rbdl_parent_spec *spec,
 		     uint64_t *overlap);
 
+/* What librbd reports about a parent (rbd_get_parent and friends). */
+struct rbdl_parent_desc {
+	int64_t pool_id;
+	char *pool_name;	/* every string malloc'ed */
+	char *pool_namespace;
+	char *image_id;
+	char *image_name;	/* the trash name if trash */
+	bool trash;
+	uint64_t snap_id;
+	uint32_t snap_ns_type;	/* 0 user, 1 group, 2 trash, 3 mirror */
+	char *snap_name;
+};
+
+/*
+ * Describe the parent of the image's current view: for a clone its
+ * parent; for a migration destination the parent of the source (librbd
+ * answers so).  -ENOENT when there is none, or another negative errno.
+ * Free with rbdl_parent_desc_free (also safe after a failure).
+ */
+int rbdl_parent_describe(struct rbdl_image *img, struct rbdl_parent_desc *d);
+void rbdl_parent_desc_free(struct rbdl_parent_desc *d);
+
 #endif /* RBDL_PARENT_H */

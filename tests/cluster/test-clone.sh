@@ -179,7 +179,7 @@ print(json.dumps(d, sort_keys=True))'
 objects() {
     rbd info --format json "$1" >"$TMP/info.json" || return 1
     "$PY" - "$1" "$POOL" "$TMP/info.json" <<'EOF'
-import json, sys, rados
+import json, subprocess, sys, rados
 spec, pool, info = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
 parts = spec.split('/')
 ns = parts[1] if len(parts) == 3 else ''
@@ -194,7 +194,18 @@ for o in io.list_objects():
         try:
             size = str(io.stat(o.key)[0])
         except rados.ObjectNotFound:
-            size = 'no-head'  # only snapshot clones left
+            # No head: list the snapshot clones left (id-free: sizes).
+            # An entry with no clones either is invisible to every reader
+            # (librbd's remove of an absent object under a snapshot
+            # context can leave one): skip it.
+            ls = subprocess.run(['rados', '-p', dpool, '-N', ns,
+                                 'listsnaps', o.key], capture_output=True,
+                                text=True).stdout.splitlines()
+            clones = [l.split()[2] for l in ls[2:] if l.split()
+                      and l.split()[0] != 'head']
+            if not clones:
+                continue
+            size = 'no-head clones=' + ','.join(clones)
         out.append('%s %s' % (o.key[len(prefix):], size))
 print('\n'.join(sorted(out)))
 io.close(); c.shutdown()

@@ -211,6 +211,33 @@ typedef struct {
 	char *name;
 } rbd_image_spec_t;
 
+/* Namespace of a snapshot (rbd_snap_spec_t). */
+typedef enum {
+	RBD_SNAP_NAMESPACE_TYPE_USER = 0,
+	RBD_SNAP_NAMESPACE_TYPE_GROUP = 1,
+	RBD_SNAP_NAMESPACE_TYPE_TRASH = 2,
+	RBD_SNAP_NAMESPACE_TYPE_MIRROR = 3,
+} rbd_snap_namespace_type_t;
+
+/* An image another one links to (rbd_get_parent()); strings are
+ * malloc'ed, free them with rbd_linked_image_spec_cleanup(). */
+typedef struct {
+	int64_t pool_id;
+	char *pool_name;
+	char *pool_namespace;
+	char *image_id;
+	char *image_name;	/* its trash name if trash is true */
+	bool trash;		/* the image sits in the trash */
+} rbd_linked_image_spec_t;
+
+/* A snapshot of a linked image (rbd_get_parent()); free the name with
+ * rbd_snap_spec_cleanup(). */
+typedef struct {
+	uint64_t id;
+	rbd_snap_namespace_type_t namespace_type;
+	char *name;
+} rbd_snap_spec_t;
+
 /* One entry of rbd_snap_list(); the list ends with a NULL name. */
 typedef struct {
 	uint64_t id;
@@ -482,6 +509,34 @@ CEPH_RBD_API int rbd_get_parent_info(rbd_image_t image,
 				     char *parent_snapname,
 				     size_t psnapnamelen)
 	CEPH_RBD_DEPRECATED;
+
+/*
+ * Deprecated.  rbd_get_parent_info() plus the parent's image id (after
+ * the name, before the snapshot name).  Same return values.
+ */
+CEPH_RBD_API int rbd_get_parent_info2(rbd_image_t image,
+				      char *parent_poolname,
+				      size_t ppoolnamelen,
+				      char *parent_name, size_t pnamelen,
+				      char *parent_id, size_t pidlen,
+				      char *parent_snapname,
+				      size_t psnapnamelen)
+	CEPH_RBD_DEPRECATED;
+
+/*
+ * The parent image and snapshot of a clone at the opened view (HEAD or a
+ * snapshot).  On success both structs hold malloc'ed strings: free them
+ * with rbd_linked_image_spec_cleanup() and rbd_snap_spec_cleanup().
+ * -ENOENT (both structs zeroed, so the cleanups are safe) when the view
+ * has no parent: not a clone, or flattened.
+ */
+CEPH_RBD_API int rbd_get_parent(rbd_image_t image,
+				rbd_linked_image_spec_t *parent_image,
+				rbd_snap_spec_t *parent_snap);
+
+/* Free the strings of a spec filled by rbd_get_parent() and NULL them. */
+CEPH_RBD_API void rbd_linked_image_spec_cleanup(rbd_linked_image_spec_t *image);
+CEPH_RBD_API void rbd_snap_spec_cleanup(rbd_snap_spec_t *snap);
 
 /*
  * Store the striping layout.  Without RBD_FEATURE_STRIPINGV2 the stripe
