@@ -43,9 +43,12 @@
 
 #define RBDL_OID_PREFIX_MAX 96
 
-/* Incompatible features a reader understands. */
+/* Incompatible features a reader understands.  dirty-cache: librbd 16.2
+ * without a persistent-cache plugin opens such an image and reads RADOS;
+ * librbdlite reads it the same way but refuses writes (write_gate). */
 #define RBDL_READ_SUPPORTED                                                  \
-	(RBD_FEATURE_LAYERING | RBD_FEATURE_STRIPINGV2 | RBD_FEATURE_DATA_POOL)
+	(RBD_FEATURE_LAYERING | RBD_FEATURE_STRIPINGV2 |                     \
+	 RBD_FEATURE_DATA_POOL | RBD_FEATURE_DIRTY_CACHE)
 
 static int cls_call(rados_ioctx_t io, const char *oid, const char *cls,
 		    const char *method, const void *in, size_t inlen,
