@@ -1066,13 +1066,12 @@ static int check_group(struct rm_image *m)
 }
 
 /*
- * What librbd's removal also cleans up and librbdlite does not: the link
- * from a clone to its parent, a journal, mirroring state.  Refuse those
- * images (-EOPNOTSUPP) before anything is deleted.
+ * What librbd's removal also cleans up and librbdlite does not: a journal,
+ * mirroring state.  Refuse those images (-EOPNOTSUPP) before anything is
+ * deleted.
  */
 static int check_unsupported(struct rm_image *m)
 {
-	struct rbdl_parent_spec ps;
 	char *out;
 	size_t outlen;
 	uint8_t in[OID_MAX + 8];
@@ -1083,24 +1082,6 @@ static int check_unsupported(struct rm_image *m)
 		rbdl_log("removing image %s: journaled images are not "
 			 "supported by librbdlite", m->name);
 		return -EOPNOTSUPP;
-	}
-	r = rbdl_cls_read(m->io, m->header, "rbd", "parent_get", NULL, 0, &out,
-			  &outlen);
-	if (r == 0) {
-		r = rbdl_decode_parent_spec(out, outlen, &ps);
-		rados_buffer_free(out);
-		if (r < 0)
-			return r;
-		int64_t pool = ps.pool_id;
-
-		rbdl_parent_spec_free(&ps);
-		if (pool >= 0) {
-			rbdl_log("removing image %s: clones are not supported "
-				 "by librbdlite", m->name);
-			return -EOPNOTSUPP;
-		}
-	} else if (r != -EOPNOTSUPP) {
-		return r;
 	}
 	n = rbdl_encode_string(in, sizeof(in), m->id);
 	if (n < 0)
@@ -1114,6 +1095,70 @@ static int check_unsupported(struct rm_image *m)
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+/*
+ * DetachChildRequest: a clone leaves its parent's list of children --
+ * clone v2 (op feature CLONE_CHILD): child_detach on the parent's header;
+ * clone v1: remove_child on rbd_children in the parent's pool.  Already
+ * detached (ENOENT) is fine.  Not done: librbd also removes the parent's
+ * snapshot when it sits in the trash and this was its last child.
+ */
+static int detach_child(struct rm_image *m, const char *ns)
+{
+	struct rbdl_parent_spec ps;
+	uint64_t opf = 0;
+	rados_ioctx_t pio;
+	uint8_t in[IN_MAX];
+	char oid[OID_MAX], *out;
+	size_t outlen;
+	long n;
+	int r = rbdl_cls_read(m->io, m->header, "rbd", "parent_get", NULL, 0,
+			      &out, &outlen);
+
+	if (r == -EOPNOTSUPP)
+		return 0;	/* a pre-Nautilus OSD: no such parents */
+	if (r < 0)
+		return r;
+	r = rbdl_decode_parent_spec(out, outlen, &ps);
+	rados_buffer_free(out);
+	if (r < 0)
+		return r;
+	if (ps.pool_id < 0)
+		goto out;
+	r = rbdl_cls_read_u64(m->io, m->header, "op_features_get", NULL, 0,
+			      &opf);
+	if (r < 0 && r != -EOPNOTSUPP)
+		goto out;
+	if (opf & RBD_OPERATION_FEATURE_CLONE_CHILD) {
+		r = rbdl_ioctx_dup(rados_ioctx_get_cluster(m->io), ps.pool_id,
+				   ps.pool_namespace, &pio);
+		if (r < 0)
+			goto out;
+		snprintf(oid, sizeof(oid), "rbd_header.%s", ps.image_id);
+		n = rbdl_encode_child_detach(in, sizeof(in), ps.snap_id,
+					     rados_ioctx_get_id(m->io), m->id,
+					     ns);
+		r = n < 0 ? (int)n
+			  : rbdl_cls_write(pio, oid, "rbd", "child_detach", in,
+					   (size_t)n);
+	} else {
+		r = rbdl_ioctx_dup(rados_ioctx_get_cluster(m->io), ps.pool_id,
+				   "", &pio);
+		if (r < 0)
+			goto out;
+		n = rbdl_encode_remove_child(in, sizeof(in), ps.pool_id,
+					     ps.image_id, ps.snap_id, m->id);
+		r = n < 0 ? (int)n
+			  : rbdl_cls_write(pio, "rbd_children", "rbd",
+					   "remove_child", in, (size_t)n);
+	}
+	rados_ioctx_destroy(pio);
+	if (r == -ENOENT)
+		r = 0;
+out:
+	rbdl_parent_spec_free(&ps);
+	return r;
 }
 
 /*
@@ -1249,6 +1294,8 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 				   10));
 	conf_free(&cf);
 	rados_ioctx_destroy(m.dio);
+	if (r == 0)
+		r = detach_child(&m, ns);
 	if (r < 0)
 		goto out;
 	r = remove_obj(io, m.header);

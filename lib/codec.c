@@ -1198,6 +1198,37 @@ long rbdl_encode_dir_entry(void *buf, size_t cap, const char *name,
 	return rbdl_enc_len(&e);
 }
 
+long rbdl_encode_child_detach(void *buf, size_t cap, uint64_t snap_id,
+			      int64_t child_pool, const char *child_id,
+			      const char *child_ns)
+{
+	struct rbdl_enc e;
+	size_t t;
+
+	rbdl_enc_init(&e, buf, cap);
+	rbdl_enc_u64(&e, snap_id);
+	t = rbdl_enc_struct_start(&e, 2, 1);
+	rbdl_enc_u64(&e, (uint64_t)child_pool);
+	rbdl_enc_str(&e, child_id);
+	rbdl_enc_str(&e, child_ns);
+	rbdl_enc_struct_end(&e, t);
+	return rbdl_enc_len(&e);
+}
+
+long rbdl_encode_remove_child(void *buf, size_t cap, int64_t parent_pool,
+			      const char *parent_id, uint64_t snap_id,
+			      const char *child_id)
+{
+	struct rbdl_enc e;
+
+	rbdl_enc_init(&e, buf, cap);
+	rbdl_enc_u64(&e, (uint64_t)parent_pool);
+	rbdl_enc_str(&e, parent_id);
+	rbdl_enc_u64(&e, snap_id);
+	rbdl_enc_str(&e, child_id);
+	return rbdl_enc_len(&e);
+}
+
 long rbdl_encode_string(void *buf, size_t cap, const char *s)
 {
 	struct rbdl_enc e;

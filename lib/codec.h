@@ -302,6 +302,17 @@ long rbdl_encode_dir_entry(void *buf, size_t cap, const char *name,
 			   const char *id);
 /* A single string (set_id, dir_get_id). */
 long rbdl_encode_string(void *buf, size_t cap, const char *s);
+/* child_detach (clone v2, on the parent's header): u64 parent snap id,
+ * ChildImageSpec ENCODE_START(2, 1) { s64 pool, string image id, string
+ * namespace }. */
+long rbdl_encode_child_detach(void *buf, size_t cap, uint64_t snap_id,
+			      int64_t child_pool, const char *child_id,
+			      const char *child_ns);
+/* remove_child (clone v1, on rbd_children): s64 parent pool, string parent
+ * image id, u64 parent snap id, string child image id. */
+long rbdl_encode_remove_child(void *buf, size_t cap, int64_t parent_pool,
+			      const char *parent_id, uint64_t snap_id,
+			      const char *child_id);
 /* set_stripe_unit_count: u64 stripe_unit, u64 stripe_count. */
 long rbdl_encode_stripe(void *buf, size_t cap, uint64_t su, uint64_t sc);
 /* object_map_resize: u64 object_count, u8 default_state. */

@@ -9,16 +9,15 @@
  *
  * What librbdlite does with the image is decided here, once, and refreshed
  * when the header changes:
- *   - incompatible features it does not understand, or an image that is
- *     being migrated (except the destination of a migration whose
- *     execution finished, which is read-only): open fails with -ENOSYS
- *     (librbd's errno);
- *   - a clone whose parent still backs data (overlap > 0): open fails with
- *     -ENOSYS, since reads would need the parent (not implemented yet);
+ *   - incompatible features it does not understand: open fails with
+ *     -ENOSYS (librbd's errno);
+ *   - a clone, or the destination of a migration, reads through to the
+ *     image backing it (parent.c decides which, and refuses migrations it
+ *     cannot read: being prepared or aborted, or from non-RBD sources);
  *   - format 1 images: open fails with -EOPNOTSUPP;
- *   - features whose on-disk state it cannot maintain yet (exclusive-lock,
- *     object-map, fast-diff, journaling, non-primary): open succeeds, reads
- *     work, every write-type request completes with -EROFS;
+ *   - features whose on-disk state it does not maintain (journaling,
+ *     non-primary, migrating, dirty-cache): open succeeds, reads work,
+ *     every write-type request completes with -EROFS;
  *   - read-only and snapshot opens: write-type requests complete with
  *     -EROFS, as in librbd; rbd_snap_set moves a read-write open to a
  *     snapshot (read-only then) and back (rbdl_image_set_snap).

@@ -16,8 +16,8 @@
 #  3. Removal refusals, librbdlite and librbd side by side: with a
 #     snapshot (-ENOTEMPTY), while another client has the image open
 #     (-EBUSY), while another client holds its exclusive lock (-EBUSY);
-#     and what librbdlite does not remove (clones, journaled images:
-#     -EOPNOTSUPP, image left intact).
+#     and what librbdlite does not remove (journaled images: -EOPNOTSUPP,
+#     image left intact); a clone is removed and detached from its parent.
 #  4. rbd_list and rbd_list2 agree with `rbd ls`, default namespace and a
 #     namespace, also with an image moved to the trash.
 #  5. The creation defaults from the client configuration and from pool
@@ -336,18 +336,20 @@ for lib in lite librbd; do
     expect "rm $lib: missing" "ret=-2" "$("$prog" rm "$POOL" - "$img")"
 done
 
-# Images whose removal must also update other objects, which librbdlite
-# does not do: refused before anything is deleted.
+# Images whose removal must also update other objects: a clone leaves its
+# parent's list of children; a journal librbdlite does not clean up, so a
+# journaled image is refused before anything is deleted.
 P=$TAG-parent C=$TAG-clone J=$TAG-journal
 IMAGES+=("$POOL/$C" "$POOL/$P" "$POOL/$J")
 if rbd create --size 8M --image-feature layering "$POOL/$P" >/dev/null 2>&1 &&
     rbd snap create --no-progress "$POOL/$P@s" >/dev/null 2>&1 &&
     rbd snap protect "$POOL/$P@s" >/dev/null 2>&1 &&
     rbd clone "$POOL/$P@s" "$POOL/$C" >/dev/null 2>&1; then
-    expect "rm lite: a clone (not supported)" "ret=-95" "$("$LITE" rm "$POOL" - "$C")"
-    check "rm lite: the clone is intact" rbd info "$POOL/$C"
-    rbd rm --no-progress "$POOL/$C" >/dev/null 2>&1
-    rbd snap unprotect "$POOL/$P@s" >/dev/null 2>&1
+    expect "rm lite: a clone" "ret=0" "$("$LITE" rm "$POOL" - "$C")"
+    expect "rm lite: the parent has no children left" "" \
+        "$(rbd children "$POOL/$P@s" 2>&1)"
+    check "rm lite: the parent snapshot unprotects" \
+        rbd snap unprotect "$POOL/$P@s"
     rbd snap purge --no-progress "$POOL/$P" >/dev/null 2>&1
 else
     fail "make a clone"
