@@ -65,9 +65,11 @@ declare -A SEC_PASS=() SEC_FAIL=()
 SECTION=setup
 
 cleanup() {
-    local img
+    local img i
     trap '' INT TERM HUP
-    for img in "${IMAGES[@]}"; do
+    # Newest first: a clone goes before its parent.
+    for ((i = ${#IMAGES[@]} - 1; i >= 0; i--)); do
+        img=${IMAGES[i]}
         c_rbd info "$POOL/$img" >/dev/null 2>&1 || continue
         c_rbd snap purge --no-progress "$POOL/$img" >/dev/null 2>&1
         c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 ||
@@ -540,6 +542,35 @@ if want pending; then
     check qemu-img-convert-to-new-image "$TMP/cn.log" \
         qemu-img convert -f raw -O raw "$SRC" "$(url "$conv")" &&
         export_cmp librbd-reads-new-converted-image "$conv" "$SRC"
+
+    # A clone (v2, default features) of the fast-diff image: qemu reads
+    # through to the parent, its block status (rbd_diff_iterate2 with
+    # include_parent) equals librbd's, so qemu-img convert copies every
+    # parent-backed byte; a write copies the object up.
+    cl=$UNIQ-clone
+    if c_rbd snap create --no-progress "$POOL/$IMG_DEF@cs" >"$TMP/cs.log" 2>&1 &&
+        c_rbd clone --rbd-default-clone-format 2 "$POOL/$IMG_DEF@cs" "$POOL/$cl" \
+            >>"$TMP/cs.log" 2>&1 &&
+        c_rbd export --no-progress "$POOL/$IMG_DEF@cs" "$TMP/cs.raw" >>"$TMP/cs.log" 2>&1; then
+        IMAGES+=("$cl")
+        map_check map-clone-equals-librbd "$cl" 1
+        rm -f "$TMP/clconv.raw"
+        if check qemu-img-convert-from-clone "$TMP/clconv.log" \
+            qemu-img convert -f raw -O raw "$(url "$cl")" "$TMP/clconv.raw" &&
+            cmp "$TMP/clconv.raw" "$TMP/cs.raw" >"$TMP/clconv.cmp" 2>&1; then
+            pass "clone-converted-equals-parent-snapshot"
+        else
+            fail "clone-converted-equals-parent-snapshot" "$(head -n 1 "$TMP/clconv.cmp" 2>/dev/null)"
+        fi
+        mirror "$TMP/cs.raw" write $((5 * M + 4096)) 4096 0xd1
+        check clone-write-copies-up "$TMP/clw.log" qemu-io -f raw \
+            -c "write -P 0xd1 $((5 * M + 4096)) 4k" "$(url "$cl")" &&
+            export_cmp librbd-reads-clone-after-copy-up "$cl" "$TMP/cs.raw"
+        rm -f "$TMP/clconv.raw" "$TMP/cs.raw"
+    else
+        fail "make-clone" "snapshot, clone or export failed"
+        show_log "$TMP/cs.log"
+    fi
 fi
 
 for s in "${SECTIONS[@]}"; do
