@@ -26,9 +26,9 @@
 # after a snapshot): those are the documented cases where librbdlite's
 # per-object diff (it has no list_snaps) may report less than librbd.
 #
-# migration: the destination of an executed live migration reads (rbd
-# export with librbdlite preloaded) and diffs as with librbd; writes to it
-# and opens before execution are refused.
+# migration: the destination of a live migration, prepared and then
+# executed, reads (rbd export with librbdlite preloaded) and diffs as with
+# librbd; writes to it are refused.
 #
 # qemu: `qemu-img map` (qemu's block status is rbd_diff_iterate2 from
 # nothing, whole objects) prints the same with librbdlite preloaded.
@@ -412,9 +412,9 @@ else
 fi
 
 # ---- a migrating image ----------------------------------------------------
-# The destination of a live migration opens (read-only: writes -EROFS)
-# once `rbd migration execute` copied everything; before that it would
-# need the source (-ENOSYS, as for clones).
+# The destination of a live migration opens with writes refused (-EROFS):
+# prepared, it reads what is not copied yet from the source; executed, it
+# has everything.
 
 MS=diff-$$-migsrc
 MD=diff-$$-migdst
@@ -425,8 +425,23 @@ if rbd create --size 16M --image-feature layering,exclusive-lock,object-map \
     rbd snap create --no-progress "$POOL/$MS@m1" >>"$WORK/mig.log" 2>&1 &&
     py "$MS" w:$((13 * M)):$((8 * K)) >>"$WORK/mig.log" 2>&1 &&
     rbd migration prepare "$POOL/$MS" "$POOL/$MD" >>"$WORK/mig.log" 2>&1; then
-    expect "prepared migration destination: open refused" "open $MD: -38" \
-        env RBDLITE_QUIET=1 "$LITE" "$POOL" owners "$MD"
+    # Prepared, not executed: what is not copied yet reads from the
+    # source, in data and in diffs; writes are refused.
+    rbd export --no-progress "$POOL/$MD" "$WORK/migp-ref" >/dev/null 2>&1
+    env LD_PRELOAD="$PRELOAD" "${SAN_ENV[@]}" RBDLITE_QUIET=1 \
+        rbd export --no-progress "$POOL/$MD" "$WORK/migp-lite" >/dev/null 2>&1
+    if [[ -s $WORK/migp-ref ]] && cmp -s "$WORK/migp-ref" "$WORK/migp-lite"; then
+        pass "prepared migration destination reads as with librbd"
+    else
+        fail "prepared migration destination reads as with librbd"
+    fi
+    for whole in 0 1; do
+        cmp_diff "prepared migration whole=$whole" "$MD" - - 0 $((16 * M)) \
+            "$whole"
+    done
+    expect "prepared migration destination: writes refused" \
+        "write/owners failed: -30" env RBDLITE_QUIET=1 "$LITE" "$POOL" \
+        write-hold "$MD" 0
     if rbd migration execute --no-progress "$POOL/$MD" >>"$WORK/mig.log" 2>&1; then
         rbd export --no-progress "$POOL/$MD" "$WORK/mig-ref" >/dev/null 2>&1
         env LD_PRELOAD="$PRELOAD" "${SAN_ENV[@]}" RBDLITE_QUIET=1 \
