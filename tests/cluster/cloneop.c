@@ -27,7 +27,8 @@
  *   cmpwrite OFF LEN CSEED WSEED  rbd_compare_and_write: compare with the
  *                             pattern of CSEED, write that of WSEED; prints
  *                             the mismatch offset
- *   snapc NAME | snaprm NAME | snapset NAME|- | resize N | size
+ *   snapc NAME | snaprm NAME | snapset NAME|- | rollback NAME | resize N
+ *   size
  *   parent                    rbd_get_parent, rbd_get_parent_info(2),
  *                             rbd_get_overlap, size, features and flags
  *   diff FROM|- OFF LEN|size INCLUDE_PARENT WHOLE
@@ -306,6 +307,7 @@ static int nargs(const char *c)
 		{ "read", 2 },	   { "readall", 1 },  { "discard", 2 },
 		{ "zero", 2 },	   { "writesame", 4 }, { "cmpwrite", 4 },
 		{ "snapc", 1 },	   { "snaprm", 1 },   { "snapset", 1 },
+		{ "rollback", 1 },
 		{ "resize", 1 },   { "size", 0 },     { "parent", 0 },
 		{ "diff", 5 },	   { "waitfile", 2 }, { "expect", 1 },
 	};
@@ -376,6 +378,8 @@ static int run(rbd_image_t im, const char *c, char **a)
 		return rbd_snap_create(im, a[0]);
 	if (!strcmp(c, "snaprm"))
 		return rbd_snap_remove(im, a[0]);
+	if (!strcmp(c, "rollback"))
+		return rbd_snap_rollback(im, a[0]);
 	if (!strcmp(c, "snapset"))
 		return rbd_snap_set(im, strcmp(a[0], "-") ? a[0] : NULL);
 	if (!strcmp(c, "resize"))
