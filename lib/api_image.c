@@ -626,13 +626,46 @@ RBDL_API int rbd_lock_break(rbd_image_t image, rbd_lock_mode_t lock_mode,
 RBDL_API int rbd_metadata_get(rbd_image_t image, const char *key, char *value,
 			      size_t *val_len)
 {
-	UNSUPPORTED(image, key, value, val_len);
+	uint8_t in[512];
+	char *out, *val = NULL;
+	size_t outlen;
+	long n;
+
+	GET_IMAGE(img, image);
+	if (!key || !val_len)
+		return -EINVAL;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	n = rbdl_encode_string(in, sizeof(in), key);
+	if (n < 0)
+		return (int)n;
+	r = rbdl_image_cls(img, "metadata_get", in, (size_t)n, &out, &outlen);
+	if (r < 0)
+		return r;
+	r = rbdl_decode_string(out, outlen, &val);
+	rados_buffer_free(out);
+	if (r < 0)
+		return r;
+	size_t need = strlen(val) + 1;
+
+	/* librbd: too small (or no buffer) reports the size needed. */
+	if (*val_len < need || !value) {
+		*val_len = need;
+		r = -ERANGE;
+	} else {
+		memcpy(value, val, need);
+	}
+	free(val);
+	return r;
 }
 
 RBDL_API int rbd_metadata_set(rbd_image_t image, const char *key,
 			      const char *value)
 {
-	UNSUPPORTED(image, key, value);
+	GET_IMAGE(img, image);
+	return rbdl_maint_metadata_set(img, key, value);
 }
 
 RBDL_API int rbd_encryption_format(rbd_image_t image,

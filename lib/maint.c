@@ -720,6 +720,67 @@ out:
 	return r;
 }
 
+/*
+ * A "conf_<option>" metadata key overrides a client option for this image:
+ * librbd accepts only rbd_* options (not rbd_mirror_*) of the
+ * configuration schema, with a value the option can take.  The value is
+ * checked on a scratch configuration, never the live one.
+ */
+static int check_conf_override(struct rbdl_image *img, const char *opt,
+			       const char *value)
+{
+	char buf[256];
+	rados_t tmp;
+	int r;
+
+	if (strncmp(opt, "rbd_", 4) || !strncmp(opt, "rbd_mirror_", 11) ||
+	    rados_conf_get(img->cluster, opt, buf, sizeof(buf)) < 0)
+		return -EINVAL;
+	r = rados_create(&tmp, NULL);
+	if (r < 0)
+		return r;
+	r = rados_conf_set(tmp, opt, value);
+	rados_shutdown(tmp);
+	return r < 0 ? -EINVAL : 0;
+}
+
+int rbdl_maint_metadata_set(struct rbdl_image *img, const char *key,
+			    const char *value)
+{
+	struct rbdl_enc e;
+	uint8_t *in;
+	size_t cap;
+	int r;
+
+	if (!key || !value)
+		return -EINVAL;
+	if (img->open_ro || atomic_load(&img->at_snap))
+		return -EROFS;
+	if (!strncmp(key, "conf_", 5)) {
+		r = check_conf_override(img, key + 5, value);
+		if (r < 0)
+			return r;
+	}
+	/* metadata_set: map<string, bufferlist> with the one pair. */
+	cap = strlen(key) + strlen(value) + 16;
+	in = malloc(cap);
+	if (!in)
+		return -ENOMEM;
+	rbdl_enc_init(&e, in, cap);
+	rbdl_enc_u32(&e, 1);
+	rbdl_enc_str(&e, key);
+	rbdl_enc_bytes(&e, value, strlen(value));
+	r = maint_begin(img, true);
+	if (r == 0) {
+		r = e.err ? e.err : hdr_write(img, "metadata_set", in, e.len);
+		if (r == 0)
+			notify_update(img);
+		maint_end(img);
+	}
+	free(in);
+	return r;
+}
+
 static int protection_status(struct rbdl_image *img, uint64_t snap_id,
 			     uint8_t *st)
 {

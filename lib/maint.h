@@ -34,5 +34,9 @@ int rbdl_maint_snap_create(struct rbdl_image *img, const char *name);
 int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name);
 int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name);
 int rbdl_maint_snap_set(struct rbdl_image *img, const char *name);
+/* rbd_metadata_set: validated like librbd ("conf_" keys), written as lock
+ * owner, HEADER_UPDATE sent.  -EROFS on read-only and snapshot opens. */
+int rbdl_maint_metadata_set(struct rbdl_image *img, const char *key,
+			    const char *value);
 
 #endif /* RBDL_MAINT_H */

@@ -482,6 +482,64 @@ static void remove_cases(rados_ioctx_t io)
 	out("remove-open-after", "ret=%s", d);
 }
 
+/* rbd_metadata_get/set on a new image: values, -ENOENT, -ERANGE and the
+ * size needed, "conf_" overrides (valid, unknown option, bad value),
+ * -EROFS on a read-only open. */
+static void metadata_cases(rados_ioctx_t io)
+{
+	static const char *sets[][2] = {
+		{ "k1", "v1" },
+		{ "k1", "value-two" },
+		{ "conf_rbd_cache", "false" },
+		{ "conf_rbd_no_such_option", "1" },
+		{ "conf_rbd_cache", "maybe" },
+		{ "conf_rbd_mirror_journal_max_fetch_bytes", "1024" },
+		{ "conf_osd_max_object_size", "1024" },
+		{ "", "empty-key" },
+	};
+	static const char *gets[] = { "k1", "conf_rbd_cache", "missing", "" };
+	rbd_image_t img;
+	char v[64];
+	size_t len;
+	int order = 22, r;
+
+	r = rbd_create(io, "v-meta", 4 << 20, &order);
+	out("meta-create", "ret=%d", r);
+	if (r < 0 || rbd_open(io, "v-meta", &img, NULL) < 0)
+		return;
+	len = sizeof(v);
+	out("meta-get-unset", "ret=%d", rbd_metadata_get(img, "k1", v, &len));
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		char n[96];
+
+		snprintf(n, sizeof(n), "meta-set-%s=%s", sets[i][0], sets[i][1]);
+		out(n, "ret=%d", rbd_metadata_set(img, sets[i][0], sets[i][1]));
+	}
+	for (size_t i = 0; i < sizeof(gets) / sizeof(gets[0]); i++) {
+		char n[96];
+
+		len = sizeof(v);
+		memset(v, 0, sizeof(v));
+		r = rbd_metadata_get(img, gets[i], v, &len);
+		snprintf(n, sizeof(n), "meta-get-%s", gets[i]);
+		out(n, "ret=%d value=%s len=%zu", r, r == 0 ? v : "-", len);
+		len = 3;
+		r = rbd_metadata_get(img, gets[i], v, &len);
+		snprintf(n, sizeof(n), "meta-get-short-%s", gets[i]);
+		out(n, "ret=%d len=%zu", r, len);
+	}
+	rbd_close(img);
+	if (rbd_open_read_only(io, "v-meta", &img, NULL) == 0) {
+		out("meta-set-read-only", "ret=%d",
+		    rbd_metadata_set(img, "k2", "v2"));
+		len = sizeof(v);
+		r = rbd_metadata_get(img, "k1", v, &len);
+		out("meta-get-read-only", "ret=%d value=%s", r,
+		    r == 0 ? v : "-");
+		rbd_close(img);
+	}
+}
+
 /* Remove everything in the namespace through the library under test. */
 static void remove_all(rados_ioctx_t io)
 {
@@ -602,6 +660,7 @@ int main(int argc, char **argv)
 		create_cases(io, pool);
 		list_cases(io, "full");
 		remove_cases(io);
+		metadata_cases(io);
 		remove_all(io);
 		list_cases(io, "after");
 		rados_ioctx_destroy(dio);
