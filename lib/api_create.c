@@ -1100,7 +1100,7 @@ static int check_unsupported(struct rm_image *m)
 /*
  * DetachChildRequest: a clone leaves its parent's list of children --
  * clone v2 (op feature CLONE_CHILD): child_detach on the parent's header;
- * clone v1: remove_child on rbd_children in the parent's pool.  Already
+ * clone v1: remove_child on rbd_children in the clone's pool.  Already
  * detached (ENOENT) is fine.  Not done: librbd also removes the parent's
  * snapshot when it sits in the trash and this was its last child.
  */
@@ -1143,8 +1143,10 @@ static int detach_child(struct rm_image *m, const char *ns)
 			  : rbdl_cls_write(pio, oid, "rbd", "child_detach", in,
 					   (size_t)n);
 	} else {
-		r = rbdl_ioctx_dup(rados_ioctx_get_cluster(m->io), ps.pool_id,
-				   "", &pio);
+		/* A v1 clone was registered in its own pool's
+		 * rbd_children (librbd: the child's md_ctx). */
+		r = rbdl_ioctx_dup(rados_ioctx_get_cluster(m->io),
+				   rados_ioctx_get_id(m->io), "", &pio);
 		if (r < 0)
 			goto out;
 		n = rbdl_encode_remove_child(in, sizeof(in), ps.pool_id,

@@ -505,10 +505,9 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 	r = read_features(img, &features, &incompat);
 	if (r < 0)
 		goto out;
-	atomic_store_explicit(&img->features, features, memory_order_relaxed);
 	/* A flatten, a shrink or a finished migration changes what backs
 	 * the view; a new view applies to requests started from now on. */
-	r = rbdl_parent_update(img, img->snap_id, size);
+	r = rbdl_parent_update(img, img->snap_id, size, features);
 	if (r < 0)
 		goto out;
 	r = read_u64_method(img, "get_flags", RBDL_NOSNAP, &flags);
@@ -829,7 +828,7 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 	r = read_u64_method(img, "get_flags", img->snap_id, &flags);
 	if (r < 0)
 		goto out;
-	r = rbdl_parent_update(img, img->snap_id, size);
+	r = rbdl_parent_update(img, img->snap_id, size, features);
 	if (r < 0)
 		goto out;
 

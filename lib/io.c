@@ -86,6 +86,7 @@ struct rbdl_objreq {
 				 * create + truncate(0), parent hidden */
 	bool guarded;		/* asserts the object exists: copy-up on
 				 * ENOENT (a clone's object in the overlap) */
+	bool absent;		/* guarded, and the map says it is absent */
 	bool post_map;		/* remove sent with the map at PENDING */
 	struct rbdl_pxfer *cu;	/* copy-up data to prepend to the op */
 	char *heap;		/* expanded write-same data */
@@ -902,15 +903,16 @@ int rbdl_io_copyup_sync(struct rbdl_image *img, uint64_t objno,
 	return r == 1 ? 0 : r;
 }
 
-/* A guarded write found no object: fetch its parent data and copy up. */
-static void copyup_start(struct rbdl_objreq *o)
+/* A guarded write found no object (or the map says there is none):
+ * fetch its parent data and copy up. */
+static void copyup_start(struct rbdl_objreq *o, bool in_submit)
 {
 	struct rbdl_req *req = o->req;
 	uint64_t osz = req->img->layout.object_size;
 	struct rbdl_pxfer *px = malloc(sizeof(*px) + osz);
 
 	if (!px) {
-		obj_fail(o, -ENOMEM, false);
+		obj_fail(o, -ENOMEM, in_submit);
 		return;
 	}
 	px->o = o;
@@ -925,7 +927,7 @@ static void copyup_start(struct rbdl_objreq *o)
 		pxfer_error(px, (int)r);
 	else
 		px->len = (uint64_t)r;
-	pxfer_put(px, false);
+	pxfer_put(px, in_submit);
 }
 
 static void obj_result(struct rbdl_objreq *o, int r)
@@ -1015,7 +1017,7 @@ static void obj_done(rados_completion_t rc, void *arg)
 		}
 		if (o->guarded) {
 			obj_release_ops(o);
-			copyup_start(o);
+			copyup_start(o, false);
 			return;
 		}
 	}
@@ -1355,6 +1357,12 @@ static void obj_start(struct rbdl_objreq *o, bool in_submit)
 			obj_finish(o, in_submit);	/* nothing to discard */
 			return;
 		}
+		/* Under our lock a valid map's NONEXISTENT is the truth: a
+		 * guarded op would only come back ENOENT, so copy up at once
+		 * (librbd does too). */
+		if (o->guarded && st == RBDL_OBJ_NONEXISTENT &&
+		    !atomic_load(&om->invalid))
+			o->absent = true;
 		target = discard && o->removes ? RBDL_OBJ_PENDING
 					       : RBDL_OBJ_EXISTS;
 		o->omw.go = obj_map_ready;
@@ -1370,6 +1378,10 @@ static void obj_start(struct rbdl_objreq *o, bool in_submit)
 		o->post_map = discard && o->removes;
 	}
 send:
+	if (o->absent) {
+		copyup_start(o, in_submit);
+		return;
+	}
 	obj_send(o, in_submit);
 }
 
@@ -1615,6 +1627,7 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		o->heap = NULL;
 		o->post_map = false;
 		o->guarded = false;
+		o->absent = false;
 		o->hides = false;
 		o->cu = NULL;
 		o->removes = (op == RBDL_OP_DISCARD ||

@@ -429,10 +429,13 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 	uint64_t copied = atomic_load(&img->wr_nsnaps) ? backed : 0;
 
 	for (uint64_t o = start; o < nobjs && o < copied; o++) {
-		r = rbdl_io_copyup_sync(img, o, false);
-		if (r == 0 && has_objmap(img) && !may_exist(img, o))
+		/* The map records the object before its data can exist. */
+		r = 0;
+		if (has_objmap(img) && !may_exist(img, o))
 			r = om_update(img, o, o + 1, RBDL_OBJ_EXISTS,
 				      ANY_STATE);
+		if (r == 0)
+			r = rbdl_io_copyup_sync(img, o, false);
 		if (r < 0)
 			return r;
 	}

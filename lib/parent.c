@@ -193,9 +193,9 @@ out:
 }
 
 static int find_backing(struct rbdl_image *img, uint64_t snap,
-			uint64_t view_size, struct backing_key *k)
+			uint64_t view_size, uint64_t features,
+			struct backing_key *k)
 {
-	uint64_t features = atomic_load(&img->features);
 	bool found = false;
 	int r;
 
@@ -265,13 +265,13 @@ fail:
 }
 
 int rbdl_parent_update(struct rbdl_image *img, uint64_t snap,
-		       uint64_t view_size)
+		       uint64_t view_size, uint64_t features)
 {
 	const struct rbdl_pview *cur =
 		atomic_load_explicit(&img->pview, memory_order_relaxed);
 	struct rbdl_image *parent = NULL;
 	struct backing_key k;
-	int r = find_backing(img, snap, view_size, &k);
+	int r = find_backing(img, snap, view_size, features, &k);
 
 	if (r < 0)
 		goto out;

@@ -44,15 +44,15 @@ struct rbdl_pview {
 struct rbdl_backing;
 
 /*
- * Find what backs the image's current view (snap_id, of size view_size)
- * and publish it, opening the backing image if it is not open yet.
+ * Find what backs the image's current view (snap_id, of size view_size,
+ * with the header's features) and publish it, opening the backing image if it is not open yet.
  * Called by open and refresh with refresh_lock held (or before the image
  * is shared).  0, or a negative errno: -ENOSYS for a migration librbdlite
  * cannot read (being prepared or aborted, or imported from a non-RBD
  * source), or the backing image's open error.
  */
 int rbdl_parent_update(struct rbdl_image *img, uint64_t snap_id,
-		       uint64_t view_size);
+		       uint64_t view_size, uint64_t features);
 
 /* Close every backing image and free every view (image close, after the
  * image's own I/O drained). */

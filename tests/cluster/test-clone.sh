@@ -42,8 +42,9 @@
 #  (h) the destination of a prepared (not executed) migration: reads equal
 #      librbd's, writes through librbdlite fail with -EROFS and change
 #      nothing; then again after execute and commit;
-#  (i) rbd_remove of clones v2 and v1: the parent no longer lists them, no
-#      object is left, and the parent snapshot can be unprotected.
+#  (i) rbd_remove of clones v2 and v1, in the parent's pool and another:
+#      the parent no longer lists them, no object is left, and the parent
+#      snapshot can be unprotected.
 #
 # RBDLITE_CLONE_REFERENCE=1 runs the "lite" side with cloneop-librbd too
 # (validates the test itself against librbd; the librbdlite-only -EROFS
@@ -653,27 +654,28 @@ fi
 # ---- i. removing clones (v2 and v1): the parent forgets the child
 # children_of SPEC@SNAP: the parent snapshot's children, one per line.
 children_of() { rbd children "$1" 2>&1 | sort; }
-# objects_of PREFIX: how many RADOS objects in the pool start with it.
-objects_of() { rados -p "$POOL" ls | grep -c "^$1" || true; }
 if want i && setup_ok mkparent "$POOL/$T-pi" --object-size 1M &&
     setup_ok rbd snap protect "$POOL/$T-pi@p"; then
-    for fmt in 2 1; do
-        if ! setup_ok twins "$POOL/$T-pi@p" "$POOL/$T-i${fmt}l" \
-            "$POOL/$T-i${fmt}r" --rbd-default-clone-format "$fmt" \
+    # clone format, pool of the twins
+    for fp in "2 $POOL" "1 $POOL" "1 $DATA_POOL" "2 $DATA_POOL"; do
+        read -r fmt cp <<<"$fp"
+        if ! setup_ok twins "$POOL/$T-pi@p" "$cp/$T-i${fmt}l" \
+            "$cp/$T-i${fmt}r" --rbd-default-clone-format "$fmt" \
             --image-feature "$FEAT"; then
             continue
         fi
-        pfx=$(rbd info "$POOL/$T-i${fmt}l" | awk '/block_name_prefix/{print $2}')
-        op "$LITE" "$POOL/$T-i${fmt}l" write $((2 * M)) 8K 95 >/dev/null 2>&1
-        rl=$("$BIN/createcases-${LITE##*cloneop-}" rm "$POOL" - "$T-i${fmt}l" 2>&1)
-        if [[ $rl == ret=0 && $(children_of "$POOL/$T-pi@p") == "$POOL/$T-i${fmt}r" &&
-            $(objects_of "$pfx.") == 0 ]]; then
-            pass "i: clone v$fmt removed by librbdlite: detached from its parent, no objects left"
+        what="clone v$fmt in pool $cp removed by librbdlite: detached from its parent, no objects left"
+        pfx=$(rbd info "$cp/$T-i${fmt}l" | awk '/block_name_prefix/{print $2}')
+        op "$LITE" "$cp/$T-i${fmt}l" write $((2 * M)) 8K 95 >/dev/null 2>&1
+        rl=$("$BIN/createcases-${LITE##*cloneop-}" rm "$cp" - "$T-i${fmt}l" 2>&1)
+        if [[ $rl == ret=0 && $(children_of "$POOL/$T-pi@p") == "$cp/$T-i${fmt}r" &&
+            $(rados -p "$cp" ls | grep -c "^$pfx\.") == 0 ]]; then
+            pass "i: $what"
         else
-            fail "i: clone v$fmt removed by librbdlite: detached from its parent, no objects left"
+            fail "i: $what"
             echo "    | rm: $rl; children: $(children_of "$POOL/$T-pi@p" | tr '\n' ' ')"
         fi
-        "$BIN/createcases-librbd" rm "$POOL" - "$T-i${fmt}r" >/dev/null 2>&1
+        "$BIN/createcases-librbd" rm "$cp" - "$T-i${fmt}r" >/dev/null 2>&1
     done
     if [[ -z $(children_of "$POOL/$T-pi@p") ]] &&
         rbd snap unprotect "$POOL/$T-pi@p" >"$TMP/unprot" 2>&1; then
