@@ -1,5 +1,5 @@
 /*
- * maint.c - resize and snapshot operations (see maint.h).
+ * maint.c - resize, snapshot and metadata operations (see maint.h).
  *
  * Sequences (librbd 16.2):
  *   resize, shrink: trim (object map [start, n) -> PENDING, remove the

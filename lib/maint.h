@@ -1,6 +1,6 @@
 /*
  * maint.h - image maintenance: resize, snapshot create / remove /
- * rollback, and switching the read view (rbd_snap_set).
+ * rollback, switching the read view (rbd_snap_set), and metadata_set.
  *
  * Role: the librbd 16.2 operations (operation/ResizeRequest + TrimRequest,
  * SnapshotCreateRequest, SnapshotRemoveRequest, SnapshotRollbackRequest and
