@@ -340,14 +340,8 @@ static int list_snaps(struct rbdl_image *img, rbd_snap_info_t **out, int *n)
 	uint32_t nids = 0;
 	rbd_snap_info_t *v;
 	int cnt = 0, r;
-	char *buf;
-	size_t len;
 
-	r = rbdl_image_cls(img, "get_snapcontext", NULL, 0, &buf, &len);
-	if (r < 0)
-		return r;
-	r = rbdl_decode_snapcontext(buf, len, &seq, &ids, &nids);
-	rados_buffer_free(buf);
+	r = rbdl_image_snapcontext(img, &seq, &ids, &nids);
 	if (r < 0)
 		return r;
 	v = calloc(nids + 1, sizeof(*v));
@@ -357,21 +351,14 @@ static int list_snaps(struct rbdl_image *img, rbd_snap_info_t **out, int *n)
 	}
 	/* Oldest first, as librbd lists them. */
 	for (uint32_t k = nids; k-- > 0;) {
-		uint8_t in[8];
 		struct rbdl_snap_info si;
 
-		for (int b = 0; b < 8; b++)
-			in[b] = (uint8_t)(ids[k] >> (8 * b));
-		r = rbdl_image_cls(img, "snapshot_get", in, sizeof(in), &buf,
-				   &len);
+		r = rbdl_read_snapshot_info(img->md_io, img->header_oid,
+					    ids[k], &si);
 		if (r == -ENOENT) {	/* removed meanwhile */
 			r = 0;
 			continue;
 		}
-		if (r < 0)
-			break;
-		r = rbdl_decode_snapshot_info(buf, len, &si);
-		rados_buffer_free(buf);
 		if (r < 0)
 			break;
 		if (si.ns_type == 0) {	/* user snapshots only */

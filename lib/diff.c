@@ -227,18 +227,12 @@ static int add_parent_range(struct extlist *l, const struct extset *ps,
 static int load_snaps(struct rbdl_image *img, const char *from_name,
 		      struct snapent **out, uint32_t *nout, uint64_t *from_id)
 {
-	char *buf;
-	size_t len;
 	uint64_t seq, *ids = NULL;
 	uint32_t n = 0, k = 0;
 	struct snapent *v = NULL;
 	bool found = !from_name;
-	int r = rbdl_image_cls(img, "get_snapcontext", NULL, 0, &buf, &len);
+	int r = rbdl_image_snapcontext(img, &seq, &ids, &n);
 
-	if (r < 0)
-		return r;
-	r = rbdl_decode_snapcontext(buf, len, &seq, &ids, &n);
-	rados_buffer_free(buf);
 	if (r < 0)
 		return r;
 	v = calloc(n ? n : 1, sizeof(*v));
@@ -247,19 +241,12 @@ static int load_snaps(struct rbdl_image *img, const char *from_name,
 		return -ENOMEM;
 	}
 	for (uint32_t i = n; i-- > 0;) {	/* ids are descending */
-		uint8_t in[8];
 		struct rbdl_snap_info si;
 
-		for (int b = 0; b < 8; b++)
-			in[b] = (uint8_t)(ids[i] >> (8 * b));
-		r = rbdl_image_cls(img, "snapshot_get", in, sizeof(in), &buf,
-				   &len);
+		r = rbdl_read_snapshot_info(img->md_io, img->header_oid, ids[i],
+					    &si);
 		if (r == -ENOENT)
 			continue;
-		if (r < 0)
-			goto fail;
-		r = rbdl_decode_snapshot_info(buf, len, &si);
-		rados_buffer_free(buf);
 		if (r < 0)
 			goto fail;
 		v[k].id = si.id;
@@ -323,23 +310,6 @@ static uint8_t bit2(const uint8_t *bits, uint64_t i)
 	return (bits[i / 4] >> ((3 - i % 4) * 2)) & 3;
 }
 
-static int get_flags(struct rbdl_image *img, uint64_t snap, uint64_t *flags)
-{
-	uint8_t in[8];
-	char *buf;
-	size_t len;
-	int r;
-
-	for (int b = 0; b < 8; b++)
-		in[b] = (uint8_t)(snap >> (8 * b));
-	r = rbdl_image_cls(img, "get_flags", in, sizeof(in), &buf, &len);
-	if (r < 0)
-		return r;
-	r = rbdl_decode_u64(buf, len, flags);
-	rados_buffer_free(buf);
-	return r;
-}
-
 /*
  * librbd's object_map::DiffRequest in diff-iterate mode.  On success
  * *state (one byte per object, *nstate objects) holds DIFF_* values.
@@ -385,7 +355,7 @@ static int fast_diff(struct rbdl_image *img, const struct snapent *snaps,
 			}
 			size = s->size;
 		}
-		r = get_flags(img, id, &flags);
+		r = rbdl_image_read_u64(img, "get_flags", id, &flags);
 		if (r < 0)
 			goto out;
 		if (flags & RBD_FLAG_FAST_DIFF_INVALID) {

@@ -109,7 +109,6 @@ static void le64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* cls call whose input is a single u64 (snap id) */
 int rbdl_image_cls(struct rbdl_image *img, const char *method, const void *in,
 		   size_t inlen, char **out, size_t *outlen)
 {
@@ -117,8 +116,9 @@ int rbdl_image_cls(struct rbdl_image *img, const char *method, const void *in,
 			out, outlen);
 }
 
-static int cls_call_u64(rados_ioctx_t io, const char *oid, const char *method,
-			uint64_t arg, char **out, size_t *outlen)
+int rbdl_cls_read_arg_u64(rados_ioctx_t io, const char *oid,
+			  const char *method, uint64_t arg, char **out,
+			  size_t *outlen)
 {
 	uint8_t in[8];
 
@@ -238,8 +238,8 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 }
 
 /* The snapshot context, sorted as the OSD wants it (descending). */
-static int read_snapcontext(struct rbdl_image *img, uint64_t *seq,
-			    uint64_t **snaps, uint32_t *n)
+int rbdl_image_snapcontext(struct rbdl_image *img, uint64_t *seq,
+			   uint64_t **snaps, uint32_t *n)
 {
 	char *out;
 	size_t outlen;
@@ -288,8 +288,23 @@ int rbdl_read_stripe(rados_ioctx_t io, const char *oid, uint64_t features,
 	return r;
 }
 
-static int read_u64_method(struct rbdl_image *img, const char *method,
-			   uint64_t snap, uint64_t *v)
+int rbdl_read_snapshot_info(rados_ioctx_t io, const char *oid, uint64_t id,
+			    struct rbdl_snap_info *si)
+{
+	char *out;
+	size_t outlen;
+	int r = rbdl_cls_read_arg_u64(io, oid, "snapshot_get", id, &out,
+				      &outlen);
+
+	if (r < 0)
+		return r;
+	r = rbdl_decode_snapshot_info(out, outlen, si);
+	rados_buffer_free(out);
+	return r;
+}
+
+int rbdl_image_read_u64(struct rbdl_image *img, const char *method,
+			uint64_t snap, uint64_t *v)
 {
 	uint8_t in[8];
 
@@ -303,8 +318,8 @@ static int read_size(struct rbdl_image *img, uint64_t snap, uint8_t *order,
 {
 	char *out;
 	size_t outlen;
-	int r = cls_call_u64(img->md_io, img->header_oid, "get_size", snap,
-			     &out, &outlen);
+	int r = rbdl_cls_read_arg_u64(img->md_io, img->header_oid,
+				      "get_size", snap, &out, &outlen);
 
 	if (r < 0)
 		return r;
@@ -337,19 +352,12 @@ static int find_snap(struct rbdl_image *img, const char *snap_name,
 		     uint64_t *snap_id, uint64_t *size)
 {
 	for (uint32_t i = 0; i < img->nsnaps; i++) {
-		char *out;
-		size_t outlen;
 		struct rbdl_snap_info si;
-		int r = cls_call_u64(img->md_io, img->header_oid,
-				     "snapshot_get", img->snaps[i], &out,
-				     &outlen);
+		int r = rbdl_read_snapshot_info(img->md_io, img->header_oid,
+						img->snaps[i], &si);
 
 		if (r == -ENOENT)
 			continue;	/* removed meanwhile */
-		if (r < 0)
-			return r;
-		r = rbdl_decode_snapshot_info(out, outlen, &si);
-		rados_buffer_free(out);
 		if (r < 0)
 			return r;
 		bool match = si.ns_type == 0 && strcmp(si.name, snap_name) == 0;
@@ -510,10 +518,10 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 	r = rbdl_parent_update(img, img->snap_id, size, features);
 	if (r < 0)
 		goto out;
-	r = read_u64_method(img, "get_flags", RBDL_NOSNAP, &flags);
+	r = rbdl_image_read_u64(img, "get_flags", RBDL_NOSNAP, &flags);
 	if (r < 0)
 		goto out;
-	r = read_snapcontext(img, &seq, &snaps, &n);
+	r = rbdl_image_snapcontext(img, &seq, &snaps, &n);
 	if (r < 0)
 		goto out;
 	/* Only an executed migration's destination opens (image_load);
@@ -800,7 +808,8 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 			goto out;
 		}
 	}
-	r = read_snapcontext(img, &img->snap_seq, &img->snaps, &img->nsnaps);
+	r = rbdl_image_snapcontext(img, &img->snap_seq, &img->snaps,
+				   &img->nsnaps);
 	if (r < 0)
 		goto out;
 	atomic_init(&img->wr_nsnaps, img->nsnaps);
@@ -825,7 +834,7 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		img->read_only = true;
 		atomic_store(&img->at_snap, true);
 	}
-	r = read_u64_method(img, "get_flags", img->snap_id, &flags);
+	r = rbdl_image_read_u64(img, "get_flags", img->snap_id, &flags);
 	if (r < 0)
 		goto out;
 	r = rbdl_parent_update(img, img->snap_id, size, features);

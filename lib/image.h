@@ -191,6 +191,12 @@ int rbdl_cls_read(rados_ioctx_t io, const char *oid, const char *cls,
 		  size_t *outlen);
 int rbdl_cls_write(rados_ioctx_t io, const char *oid, const char *cls,
 		   const char *method, const void *in, size_t inlen);
+/* A cls "rbd" read method whose input is one u64 (a snapshot id:
+ * get_size, snapshot_get, parent_overlap_get, ...); reply as for
+ * rbdl_cls_read. */
+int rbdl_cls_read_arg_u64(rados_ioctx_t io, const char *oid,
+			  const char *method, uint64_t arg, char **out,
+			  size_t *outlen);
 /* A cls "rbd" read method whose reply is one u64 (get_flags,
  * get_data_pool, ...): 0 with *v set, or a negative errno. */
 int rbdl_cls_read_u64(rados_ioctx_t io, const char *oid, const char *method,
@@ -202,6 +208,19 @@ int rbdl_cls_read_u64(rados_ioctx_t io, const char *oid, const char *method,
  */
 int rbdl_image_cls(struct rbdl_image *img, const char *method, const void *in,
 		   size_t inlen, char **out, size_t *outlen);
+
+/* snapshot_get of snapshot id on header oid, decoded (free with
+ * rbdl_snap_info_free); -ENOENT if there is no such snapshot. */
+struct rbdl_snap_info;
+int rbdl_read_snapshot_info(rados_ioctx_t io, const char *oid, uint64_t id,
+			    struct rbdl_snap_info *si);
+/* A u64-reply method of the image header taking a snapshot id
+ * (get_flags, ...). */
+int rbdl_image_read_u64(struct rbdl_image *img, const char *method,
+			uint64_t snap, uint64_t *v);
+/* get_snapcontext of the image header: *snaps (malloc'ed, descending). */
+int rbdl_image_snapcontext(struct rbdl_image *img, uint64_t *seq,
+			   uint64_t **snaps, uint32_t *n);
 
 /*
  * rbd_snap_set: switch the read view to snapshot snap_name (NULL: back to

@@ -221,33 +221,18 @@ static int find_snap(struct rbdl_image *img, const char *name,
 {
 	uint64_t seq, *ids = NULL;
 	uint32_t n = 0;
-	char *buf;
-	size_t len;
-	int r = rbdl_image_cls(img, "get_snapcontext", NULL, 0, &buf, &len);
+	int r = rbdl_image_snapcontext(img, &seq, &ids, &n);
 
-	if (r < 0)
-		return r;
-	r = rbdl_decode_snapcontext(buf, len, &seq, &ids, &n);
-	rados_buffer_free(buf);
 	if (r < 0)
 		return r;
 	r = -ENOENT;
 	for (uint32_t i = 0; i < n; i++) {
-		uint8_t in[8];
 		struct rbdl_snap_info si;
-		int q;
+		int q = rbdl_read_snapshot_info(img->md_io, img->header_oid,
+						ids[i], &si);
 
-		enc_u64(in, ids[i]);
-		q = rbdl_image_cls(img, "snapshot_get", in, sizeof(in), &buf,
-				   &len);
 		if (q == -ENOENT)
 			continue;
-		if (q < 0) {
-			r = q;
-			break;
-		}
-		q = rbdl_decode_snapshot_info(buf, len, &si);
-		rados_buffer_free(buf);
 		if (q < 0) {
 			r = q;
 			break;

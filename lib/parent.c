@@ -31,40 +31,31 @@
 
 struct rbdl_backing {
 	struct rbdl_backing *next;
-	int64_t pool;
-	char *ns;
-	char *id;
-	uint64_t snap;
+	struct rbdl_parent_spec s;	/* which image, at which snapshot */
 	struct rbdl_image *img;
 };
 
-/* What backs a view: pool < 0 means nothing. */
+/* What backs a view: s.pool_id < 0 means nothing. */
 struct backing_key {
-	int64_t pool;
-	char *ns;
-	char *id;
-	uint64_t snap;
+	struct rbdl_parent_spec s;
 	uint64_t overlap;
 	bool migration;
 };
 
-static void key_free(struct backing_key *k)
+static bool same_spec(const struct rbdl_parent_spec *a,
+		      const struct rbdl_parent_spec *b)
 {
-	free(k->ns);
-	free(k->id);
-	k->ns = NULL;
-	k->id = NULL;
+	return a->pool_id == b->pool_id && a->snap_id == b->snap_id &&
+	       !strcmp(a->pool_namespace, b->pool_namespace) &&
+	       !strcmp(a->image_id, b->image_id);
 }
 
+/* A u64-argument method of the image header. */
 static int u64_call(struct rbdl_image *img, const char *method, uint64_t arg,
 		    char **out, size_t *outlen)
 {
-	uint8_t in[8];
-
-	for (int i = 0; i < 8; i++)
-		in[i] = (uint8_t)(arg >> (8 * i));
-	return rbdl_cls_read(img->md_io, img->header_oid, "rbd", method, in,
-			     sizeof(in), out, outlen);
+	return rbdl_cls_read_arg_u64(img->md_io, img->header_oid, method, arg,
+				     out, outlen);
 }
 
 int rbdl_migration_get(struct rbdl_image *img, struct rbdl_migration_spec *m)
@@ -99,30 +90,22 @@ static int clone_parent(struct rbdl_image *img, uint64_t snap,
 		if (r < 0)
 			return r;
 		rbdl_dec_init(&d, out, outlen);
-		k->pool = (int64_t)rbdl_dec_u64(&d);
-		k->id = rbdl_dec_strdup(&d);
-		k->snap = rbdl_dec_u64(&d);
+		k->s.pool_id = (int64_t)rbdl_dec_u64(&d);
+		k->s.image_id = rbdl_dec_strdup(&d);
+		k->s.snap_id = rbdl_dec_u64(&d);
 		k->overlap = rbdl_dec_u64(&d);
-		k->ns = strdup("");
-		r = d.err ? d.err : (!k->ns ? -ENOMEM : 0);
+		k->s.pool_namespace = strdup("");
+		r = d.err ? d.err : (!k->s.pool_namespace ? -ENOMEM : 0);
 		rados_buffer_free(out);
 		return r;
 	}
 	if (r < 0)
 		return r;
 
-	struct rbdl_parent_spec ps;
-
-	r = rbdl_decode_parent_spec(out, outlen, &ps);
+	r = rbdl_decode_parent_spec(out, outlen, &k->s);
 	rados_buffer_free(out);
-	if (r < 0)
+	if (r < 0 || k->s.pool_id < 0)
 		return r;
-	k->pool = ps.pool_id;
-	k->ns = ps.pool_namespace;
-	k->id = ps.image_id;
-	k->snap = ps.snap_id;
-	if (k->pool < 0)
-		return 0;
 	r = u64_call(img, "parent_overlap_get", snap, &out, &outlen);
 	if (r < 0)
 		return r;
@@ -171,18 +154,18 @@ static int migration_source(struct rbdl_image *img, uint64_t snap,
 		r = -ENOSYS;
 		goto out;
 	}
-	k->pool = m.pool_id;
-	k->ns = m.pool_namespace;
-	k->id = m.image_id;
+	k->s.pool_id = m.pool_id;
+	k->s.pool_namespace = m.pool_namespace;
+	k->s.image_id = m.image_id;
 	m.pool_namespace = NULL;
 	m.image_id = NULL;
 	k->migration = true;
-	k->snap = RBDL_NOSNAP;
+	k->s.snap_id = RBDL_NOSNAP;
 	k->overlap = m.overlap < view_size ? m.overlap : view_size;
 	for (uint32_t i = 0; i < m.nsnap_seqs && snap != RBDL_NOSNAP; i++)
 		if (m.snap_seqs[i][1] == snap) {
 			/* A snapshot the prepare copied: the source's. */
-			k->snap = m.snap_seqs[i][0];
+			k->s.snap_id = m.snap_seqs[i][0];
 			k->overlap = view_size;
 		}
 	*found = true;
@@ -200,7 +183,7 @@ static int find_backing(struct rbdl_image *img, uint64_t snap,
 	int r;
 
 	memset(k, 0, sizeof(*k));
-	k->pool = -1;
+	k->s.pool_id = -1;
 	if (features & RBD_FEATURE_MIGRATING) {
 		r = migration_source(img, snap, view_size, k, &found);
 		if (r < 0 || found)
@@ -211,8 +194,8 @@ static int find_backing(struct rbdl_image *img, uint64_t snap,
 		return r;
 	if (k->overlap > view_size)
 		k->overlap = view_size;
-	if (k->pool < 0 || k->overlap == 0)
-		k->pool = -1;
+	if (k->s.pool_id < 0 || k->overlap == 0)
+		k->s.pool_id = -1;
 	return 0;
 }
 
@@ -223,8 +206,7 @@ static int open_backing(struct rbdl_image *img, const struct backing_key *k,
 	int r;
 
 	for (b = img->backings; b; b = b->next)
-		if (b->pool == k->pool && b->snap == k->snap &&
-		    !strcmp(b->ns, k->ns) && !strcmp(b->id, k->id)) {
+		if (same_spec(&b->s, &k->s)) {
 			*out = b->img;
 			return 0;
 		}
@@ -236,21 +218,23 @@ static int open_backing(struct rbdl_image *img, const struct backing_key *k,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	b->pool = k->pool;
-	b->snap = k->snap;
-	b->ns = strdup(k->ns);
-	b->id = strdup(k->id);
-	if (!b->ns || !b->id) {
+	b->s.pool_id = k->s.pool_id;
+	b->s.snap_id = k->s.snap_id;
+	b->s.pool_namespace = strdup(k->s.pool_namespace);
+	b->s.image_id = strdup(k->s.image_id);
+	if (!b->s.pool_namespace || !b->s.image_id) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = rbdl_image_open_backing(img->cluster, k->pool, k->ns, k->id,
-				    k->snap, img->depth + 1, &b->img);
+	r = rbdl_image_open_backing(img->cluster, b->s.pool_id,
+				    b->s.pool_namespace, b->s.image_id,
+				    b->s.snap_id, img->depth + 1, &b->img);
 	if (r < 0) {
 		rbdl_log("image %s: cannot open its %s (pool %" PRId64
 			 ", image id %s, snapshot %" PRIu64 "): %s", img->name,
-			 k->migration ? "migration source" : "parent", k->pool,
-			 k->id, k->snap, strerror(-r));
+			 k->migration ? "migration source" : "parent",
+			 b->s.pool_id, b->s.image_id, b->s.snap_id,
+			 strerror(-r));
 		goto fail;
 	}
 	b->next = img->backings;
@@ -258,8 +242,7 @@ static int open_backing(struct rbdl_image *img, const struct backing_key *k,
 	*out = b->img;
 	return 0;
 fail:
-	free(b->ns);
-	free(b->id);
+	rbdl_parent_spec_free(&b->s);
 	free(b);
 	return r;
 }
@@ -275,7 +258,7 @@ int rbdl_parent_update(struct rbdl_image *img, uint64_t snap,
 
 	if (r < 0)
 		goto out;
-	if (k.pool >= 0) {
+	if (k.s.pool_id >= 0) {
 		r = open_backing(img, &k, &parent);
 		if (r < 0)
 			goto out;
@@ -299,7 +282,7 @@ int rbdl_parent_update(struct rbdl_image *img, uint64_t snap,
 	 * backing image it names fully set up. */
 	atomic_store_explicit(&img->pview, v, memory_order_release);
 out:
-	key_free(&k);
+	rbdl_parent_spec_free(&k.s);
 	return r;
 }
 
@@ -310,8 +293,7 @@ void rbdl_parent_close(struct rbdl_image *img)
 
 		img->backings = b->next;
 		rbdl_image_close_backing(b->img);
-		free(b->ns);
-		free(b->id);
+		rbdl_parent_spec_free(&b->s);
 		free(b);
 	}
 	while (img->pviews) {
@@ -335,16 +317,13 @@ int rbdl_parent_spec(struct rbdl_image *img, struct rbdl_parent_spec *spec,
 	pthread_mutex_lock(&img->refresh_lock);
 	r = clone_parent(img, img->snap_id, &k);
 	pthread_mutex_unlock(&img->refresh_lock);
-	if (r == 0 && (k.pool < 0 || k.overlap == 0))
+	if (r == 0 && (k.s.pool_id < 0 || k.overlap == 0))
 		r = -ENOENT;
 	if (r < 0) {
-		key_free(&k);
+		rbdl_parent_spec_free(&k.s);
 		return r;
 	}
-	spec->pool_id = k.pool;
-	spec->pool_namespace = k.ns;
-	spec->image_id = k.id;
-	spec->snap_id = k.snap;
+	*spec = k.s;	/* the strings move to the caller */
 	*overlap = k.overlap < size ? k.overlap : size;
 	return 0;
 }
@@ -411,8 +390,7 @@ int rbdl_parent_describe(struct rbdl_image *img, struct rbdl_parent_desc *d)
 	struct rbdl_parent_spec ps;
 	struct rbdl_snap_info si;
 	rados_ioctx_t io;
-	char buf[256], *header = NULL, *out;
-	size_t outlen;
+	char buf[256], header[256];
 	uint64_t overlap;
 	int r;
 
@@ -436,31 +414,13 @@ int rbdl_parent_describe(struct rbdl_image *img, struct rbdl_parent_desc *d)
 		goto fail;
 	r = parent_name(io, ps.image_id, &d->image_name, &d->trash);
 	if (r == 0) {
-		size_t n = strlen(ps.image_id) + sizeof("rbd_header.");
-
-		header = malloc(n);
-		if (header)
-			snprintf(header, n, "rbd_header.%s", ps.image_id);
-		else
-			r = -ENOMEM;
+		snprintf(header, sizeof(header), "rbd_header.%s", ps.image_id);
+		r = rbdl_read_snapshot_info(io, header, ps.snap_id, &si);
 	}
 	if (r == 0) {
-		uint8_t in[8];
-
-		for (int i = 0; i < 8; i++)
-			in[i] = (uint8_t)(ps.snap_id >> (8 * i));
-		r = rbdl_cls_read(io, header, "rbd", "snapshot_get", in,
-				  sizeof(in), &out, &outlen);
+		d->snap_ns_type = si.ns_type;
+		d->snap_name = si.name;
 	}
-	if (r == 0) {
-		r = rbdl_decode_snapshot_info(out, outlen, &si);
-		rados_buffer_free(out);
-		if (r == 0) {
-			d->snap_ns_type = si.ns_type;
-			d->snap_name = si.name;
-		}
-	}
-	free(header);
 	rados_ioctx_destroy(io);
 	if (r == 0 && (!d->pool_name || !d->image_name || !d->snap_name))
 		r = -ENOMEM;
