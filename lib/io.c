@@ -530,6 +530,44 @@ static int64_t pxfer_extent(struct rbdl_pxfer *px, const struct rbdl_pview *pv,
 	return n < 0 ? n : (int64_t)backed;
 }
 
+/*
+ * A transfer for object o (NULL when used synchronously, ctx then names
+ * the waiter) with data_bytes of buffer; done runs once every parent read
+ * issued through it has finished and the issuer dropped its count.  NULL
+ * when out of memory.
+ */
+static struct rbdl_pxfer *pxfer_new(struct rbdl_objreq *o, size_t data_bytes,
+				    void (*done)(struct rbdl_pxfer *, bool),
+				    void *ctx)
+{
+	struct rbdl_pxfer *px = malloc(sizeof(*px) + data_bytes);
+
+	if (!px)
+		return NULL;
+	px->o = o;
+	px->ctx = ctx;
+	px->done = done;
+	px->len = 0;
+	atomic_init(&px->pending, 1);	/* the issuer's count */
+	atomic_init(&px->err, 0);
+	atomic_init(&px->data_end, 0);
+	return px;
+}
+
+/* Copy-up source: read the parent's data of the whole object objno into
+ * px->data (px->len: the part below the overlap). */
+static void pxfer_object(struct rbdl_pxfer *px, const struct rbdl_pview *pv,
+			 const struct rbdl_layout *l, uint64_t objno)
+{
+	int64_t r = pxfer_extent(px, pv, l, objno, 0, l->object_size,
+				 px->data, px->data);
+
+	if (r < 0)
+		pxfer_error(px, (int)r);
+	else
+		px->len = (uint64_t)r;
+}
+
 /* Does any byte of object objno lie below the view's overlap? */
 static bool obj_backed(const struct rbdl_pview *pv, const struct rbdl_layout *l,
 		       uint64_t objno)
@@ -559,17 +597,13 @@ static void read_through_done(struct rbdl_pxfer *px, bool in_submit)
 static void read_through(struct rbdl_objreq *o, bool in_submit)
 {
 	struct rbdl_req *req = o->req;
-	struct rbdl_pxfer *px = malloc(sizeof(*px));
+	struct rbdl_pxfer *px = pxfer_new(o, 0, read_through_done, NULL);
 
 	if (!px) {
 		req_set_error(req, -ENOMEM);
 		obj_finish(o, in_submit);
 		return;
 	}
-	px->o = o;
-	px->done = read_through_done;
-	atomic_init(&px->pending, 1);
-	atomic_init(&px->err, 0);
 	for (uint32_t i = 0; i < o->nsegs; i++) {
 		struct rbdl_seg *sg = &req->segs[o->first_seg + i];
 		int64_t r = pxfer_extent(px, req->pv, &req->img->layout,
@@ -836,17 +870,14 @@ int rbdl_io_copyup_sync(struct rbdl_image *img, uint64_t objno,
 			bool create_if_zero)
 {
 	const struct rbdl_pview *pv = rbdl_parent_view(img);
-	uint64_t osz = img->layout.object_size;
 	uint32_t nsnaps = atomic_load(&img->wr_nsnaps);
 	struct syncwait w = { PTHREAD_MUTEX_INITIALIZER,
 			      PTHREAD_COND_INITIALIZER, false };
 	struct rbdl_pxfer *px;
-	int64_t got;
-	int r;
-
 	char oid[RBDL_OID_MAX];
 	uint64_t psize;
 	time_t pmtime;
+	int r;
 
 	if (!obj_backed(pv, &img->layout, objno))
 		return 0;
@@ -855,22 +886,10 @@ int rbdl_io_copyup_sync(struct rbdl_image *img, uint64_t objno,
 	r = rados_stat(img->rd_io, oid, &psize, &pmtime);
 	if (r != -ENOENT)
 		return r;	/* exists (0): its own data already */
-	px = malloc(sizeof(*px) + osz);
+	px = pxfer_new(NULL, img->layout.object_size, pxfer_sync_done, &w);
 	if (!px)
 		return -ENOMEM;
-	px->o = NULL;
-	px->ctx = &w;
-	px->done = pxfer_sync_done;
-	px->len = 0;
-	atomic_init(&px->pending, 1);
-	atomic_init(&px->err, 0);
-	atomic_init(&px->data_end, 0);
-	got = pxfer_extent(px, pv, &img->layout, objno, 0, osz, px->data,
-			   px->data);
-	if (got < 0)
-		pxfer_error(px, (int)got);
-	else
-		px->len = (uint64_t)got;
+	pxfer_object(px, pv, &img->layout, objno);
 	r = pxfer_wait(px);
 	copyup_trim(px);
 	if (r == 0 && !px->len && !create_if_zero)
@@ -908,25 +927,14 @@ int rbdl_io_copyup_sync(struct rbdl_image *img, uint64_t objno,
 static void copyup_start(struct rbdl_objreq *o, bool in_submit)
 {
 	struct rbdl_req *req = o->req;
-	uint64_t osz = req->img->layout.object_size;
-	struct rbdl_pxfer *px = malloc(sizeof(*px) + osz);
+	struct rbdl_pxfer *px = pxfer_new(o, req->img->layout.object_size,
+					  copyup_read_done, NULL);
 
 	if (!px) {
 		obj_fail(o, -ENOMEM, in_submit);
 		return;
 	}
-	px->o = o;
-	px->done = copyup_read_done;
-	atomic_init(&px->pending, 1);
-	atomic_init(&px->err, 0);
-	atomic_init(&px->data_end, 0);
-	int64_t r = pxfer_extent(px, req->pv, &req->img->layout, o->objno, 0,
-				 osz, px->data, px->data);
-
-	if (r < 0)
-		pxfer_error(px, (int)r);
-	else
-		px->len = (uint64_t)r;
+	pxfer_object(px, req->pv, &req->img->layout, o->objno);
 	pxfer_put(px, in_submit);
 }
 
