@@ -110,19 +110,30 @@ M=$((1 << 20))
 PSIZE=$((10 * M + 12345))
 STEP=$((M + 4097)) # unaligned read pieces
 
-# op BIN [-r] [-s SNAP] SPEC CMD...: cloneop on the image pool[/ns]/name.
-op() {
-    local bin=$1 opts=() a b c
-    shift
-    while [[ $1 == -r || $1 == -s ]]; do
+# read_opts ARGS...: the leading "-r" and "-s SNAP" options of ARGS into
+# OPTS; NOPT is how many words they take.
+read_opts() {
+    OPTS=() NOPT=0
+    while [[ ${1-} == -r || ${1-} == -s ]]; do
         if [[ $1 == -r ]]; then
-            opts+=(-r)
+            OPTS+=(-r)
             shift
+            ((NOPT += 1))
         else
-            opts+=(-s "$2")
+            OPTS+=(-s "$2")
             shift 2
+            ((NOPT += 2))
         fi
     done
+}
+
+# op BIN [-r] [-s SNAP] SPEC CMD...: cloneop on the image pool[/ns]/name.
+op() {
+    local bin=$1 opts a b c
+    shift
+    read_opts "$@"
+    opts=("${OPTS[@]}")
+    shift "$NOPT"
     IFS=/ read -r a b c <<<"$1"
     shift
     if [[ -n $c ]]; then
@@ -137,17 +148,11 @@ show() { head -n "${2:-20}" "$1" | sed 's/^/    | /'; }
 # run_both LABEL LITE-SPEC REF-SPEC [-r] [-s SNAP] CMD...: the script on
 # both twins; both must succeed with equal output.
 run_both() {
-    local label=$1 l=$2 r=$3 opts=()
+    local label=$1 l=$2 r=$3 opts
     shift 3
-    while [[ $1 == -r || $1 == -s ]]; do
-        if [[ $1 == -r ]]; then
-            opts+=(-r)
-            shift
-        else
-            opts+=(-s "$2")
-            shift 2
-        fi
-    done
+    read_opts "$@"
+    opts=("${OPTS[@]}")
+    shift "$NOPT"
     op "$LITE" "${opts[@]}" "$l" "$@" >"$TMP/l.out" 2>"$TMP/l.err"
     local rl=$?
     op "$REF" "${opts[@]}" "$r" "$@" >"$TMP/r.out" 2>"$TMP/r.err"
