@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include <rados/librados.h>
@@ -35,6 +34,7 @@
 #include "rbd/features.h"
 
 #include "codec.h"
+#include "conf.h"
 #include "image.h"
 #include "internal.h"
 #include "options.h"
@@ -138,154 +138,6 @@ static int remove_obj(rados_ioctx_t io, const char *oid)
 	int r = rados_remove(io, oid);
 
 	return r == -ENOENT ? 0 : r;
-}
-
-/* ---- configuration ---------------------------------------------------------------- */
-
-/*
- * librbd reads most rbd_* settings through a ConfigProxy to which the
- * pool's overrides ("rbd config pool set": rbd_info metadata keys
- * "conf_<name>" in the pool's default namespace) have been applied.
- */
-struct conf {
-	rados_t cl;
-	struct rbdl_dir_entry *pool;	/* name = key, id = value */
-	uint32_t npool;
-};
-
-static void conf_load(struct conf *c, rados_ioctx_t io)
-{
-	rados_ioctx_t dio;
-	char *last = NULL;
-
-	c->cl = rados_ioctx_get_cluster(io);
-	c->pool = NULL;
-	c->npool = 0;
-	if (rbdl_ioctx_dup(c->cl, rados_ioctx_get_id(io), "", &dio) < 0)
-		return;
-	for (;;) {
-		uint8_t in[IN_MAX];
-		long n = rbdl_encode_list_start(in, sizeof(in),
-						last ? last : "conf_",
-						LIST_PAGE);
-		struct rbdl_dir_entry *v, *nv;
-		uint32_t cnt, kept = 0;
-		char *out;
-		size_t outlen;
-		int r;
-
-		if (n < 0)
-			break;
-		r = rbdl_cls_read(dio, RBD_INFO, "rbd", "metadata_list", in,
-				  (size_t)n, &out, &outlen);
-		if (r < 0)
-			break;	/* none (ENOENT) or unreadable: no overrides */
-		r = rbdl_decode_dir_list(out, outlen, &v, &cnt);
-		rados_buffer_free(out);
-		if (r < 0 || cnt == 0) {
-			if (r == 0)
-				free(v);
-			break;
-		}
-		nv = realloc(c->pool, (c->npool + cnt) * sizeof(*nv));
-		if (!nv) {
-			rbdl_dir_entries_free(v, cnt);
-			break;
-		}
-		c->pool = nv;
-		free(last);
-		last = strdup(v[cnt - 1].name);
-		for (uint32_t i = 0; i < cnt; i++) {
-			if (strncmp(v[i].name, "conf_", 5)) {
-				free(v[i].name);
-				free(v[i].id);
-				continue;
-			}
-			c->pool[c->npool + kept++] = v[i];
-		}
-		c->npool += kept;
-		free(v);
-		if (kept < cnt || cnt < LIST_PAGE || !last)
-			break;
-	}
-	free(last);
-	rados_ioctx_destroy(dio);
-}
-
-static void conf_free(struct conf *c)
-{
-	rbdl_dir_entries_free(c->pool, c->npool);
-	c->pool = NULL;
-	c->npool = 0;
-}
-
-/*
- * The value of a setting into buf: the pool override if pool_overrides
- * and one exists, else the cluster configuration.  Returns 0 or -ENOENT.
- */
-static int conf_get(const struct conf *c, bool pool_overrides,
-		    const char *key, char *buf, size_t len)
-{
-	if (pool_overrides) {
-		for (uint32_t i = 0; i < c->npool; i++) {
-			if (!strcmp(c->pool[i].name + 5, key)) {
-				snprintf(buf, len, "%s", c->pool[i].id);
-				return 0;
-			}
-		}
-	}
-	if (rados_conf_get(c->cl, key, buf, len) < 0) {
-		buf[0] = '\0';
-		return -ENOENT;
-	}
-	return 0;
-}
-
-/* A size or count: decimal with an optional binary suffix (K, M, G, T,
- * optionally followed by "i" and/or "B"). */
-static uint64_t parse_size(const char *s, uint64_t def)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s)
-		return def;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return def;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	case 't': case 'T': v <<= 40; end++; break;
-	default: break;
-	}
-	return v;
-}
-
-static uint64_t conf_u64(const struct conf *c, bool pool, const char *key,
-			 uint64_t def)
-{
-	char buf[64];
-
-	if (conf_get(c, pool, key, buf, sizeof(buf)) < 0)
-		return def;
-	return parse_size(buf, def);
-}
-
-static bool conf_bool(const struct conf *c, bool pool, const char *key,
-		      bool def)
-{
-	char buf[16];
-
-	if (conf_get(c, pool, key, buf, sizeof(buf)) < 0)
-		return def;
-	if (!strcasecmp(buf, "true") || !strcmp(buf, "1"))
-		return true;
-	if (!strcasecmp(buf, "false") || !strcmp(buf, "0"))
-		return false;
-	return def;
 }
 
 static const struct {
@@ -623,7 +475,7 @@ static int create_v2(struct create_req *c)
  * validate, then create.
  */
 static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
-			  const struct rbdl_opts *opts, const struct conf *cf,
+			  const struct rbdl_opts *opts, const struct rbdl_conf *cf,
 			  const char *ns)
 {
 	struct create_req c;
@@ -642,7 +494,7 @@ static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
 	generate_id(cl, c.id, sizeof(c.id));
 
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FEATURES, &c.features)) {
-		conf_get(cf, true, "rbd_default_features", buf, sizeof(buf));
+		rbdl_conf_get(cf, true, "rbd_default_features", buf, sizeof(buf));
 		c.features = features_from_string(buf);
 		c.negotiate = true;
 	}
@@ -659,19 +511,19 @@ static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
 
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_STRIPE_UNIT, &c.su) ||
 	    !c.su)
-		c.su = conf_u64(cf, true, "rbd_default_stripe_unit", 0);
+		c.su = rbdl_conf_size(cf, true, "rbd_default_stripe_unit", 0);
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_STRIPE_COUNT, &c.sc) ||
 	    !c.sc)
-		c.sc = conf_u64(cf, true, "rbd_default_stripe_count", 0);
+		c.sc = rbdl_conf_uint(cf, true, "rbd_default_stripe_count", 0);
 	/* get_image_option() narrows the order to a u8 */
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_ORDER, &v) ||
 	    !(uint8_t)v)
-		v = conf_u64(cf, true, "rbd_default_order", 22);
+		v = rbdl_conf_uint(cf, true, "rbd_default_order", 22);
 	c.order = (uint8_t)v;
 	if (rbdl_opts_get_str(opts, RBD_IMAGE_OPTION_DATA_POOL, &s) == 0) {
 		snprintf(c.data_pool_buf, sizeof(c.data_pool_buf), "%s", s);
 	} else {
-		conf_get(cf, true, "rbd_default_data_pool", c.data_pool_buf,
+		rbdl_conf_get(cf, true, "rbd_default_data_pool", c.data_pool_buf,
 			 sizeof(c.data_pool_buf));
 	}
 
@@ -725,7 +577,7 @@ static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
 		c.data_pool_id = rados_ioctx_get_id(dio);
 		rados_ioctx_destroy(dio);
 	}
-	if (conf_bool(cf, true, "rbd_validate_pool", true)) {
+	if (rbdl_conf_bool(cf, true, "rbd_validate_pool", true)) {
 		r = validate_pool(cl, c.data_pool ? c.data_pool_id
 						  : rados_ioctx_get_id(io));
 		if (r < 0)
@@ -743,7 +595,7 @@ static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
 static int create_image(rados_ioctx_t io, const char *name, uint64_t size,
 			struct rbdl_opts *opts)
 {
-	struct conf cf;
+	struct rbdl_conf cf;
 	uint64_t v, format, order = 0;
 	char oid[OID_MAX];
 	rados_ioctx_t cio;
@@ -758,10 +610,10 @@ static int create_image(rados_ioctx_t io, const char *name, uint64_t size,
 	if (strlen(name) > OID_MAX - 16)
 		return -ENAMETOOLONG;	/* RADOS would refuse the names */
 
-	conf_load(&cf, io);
+	rbdl_conf_load(&cf, io, NULL);
 	/* librbd::create reads these from the global configuration. */
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FORMAT, &format))
-		format = conf_u64(&cf, false, "rbd_default_format", 2);
+		format = rbdl_conf_uint(&cf, false, "rbd_default_format", 2);
 
 	r = rbdl_ioctx_namespace(io, &ns);
 	if (r < 0)
@@ -790,7 +642,7 @@ static int create_image(rados_ioctx_t io, const char *name, uint64_t size,
 
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_ORDER, &order) ||
 	    order == 0)
-		order = conf_u64(&cf, false, "rbd_default_order", 22);
+		order = rbdl_conf_uint(&cf, false, "rbd_default_order", 22);
 	/* librbd's validate_order() takes a u8: 278 passes as 22. */
 	r = validate_order((uint8_t)order);
 	if (r < 0)
@@ -810,7 +662,7 @@ out_io:
 out_ns:
 	free(ns);
 out:
-	conf_free(&cf);
+	rbdl_conf_free(&cf);
 	return r;
 }
 
@@ -1246,7 +1098,7 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 			bool in_dir, const char *ns)
 {
 	struct rm_image m;
-	struct conf cf;
+	struct rbdl_conf cf;
 	char oid[OID_MAX];
 	uint8_t in[IN_MAX];
 	bool busy = false;
@@ -1291,10 +1143,10 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 		       ns, &m.dio);
 	if (r < 0)
 		goto out;
-	conf_load(&cf, io);
-	r = trim_data(&m, conf_u64(&cf, true, "rbd_concurrent_management_ops",
+	rbdl_conf_load(&cf, io, NULL);
+	r = trim_data(&m, rbdl_conf_uint(&cf, true, "rbd_concurrent_management_ops",
 				   10));
-	conf_free(&cf);
+	rbdl_conf_free(&cf);
 	rados_ioctx_destroy(m.dio);
 	if (r == 0)
 		r = detach_child(&m, ns);

@@ -29,6 +29,7 @@
 
 #include "image.h"
 #include "codec.h"
+#include "conf.h"
 #include "internal.h"
 #include "slab.h"
 
@@ -466,6 +467,34 @@ static void watch_err_cb(void *arg, uint64_t cookie, int err)
 	atomic_fetch_add_explicit(&img->refresh_seq, 1, memory_order_release);
 }
 
+/*
+ * librbd 16.2 (ImageCtx::apply_metadata, run at open and every refresh):
+ * with rbd_skip_partial_discard (default true) rbd_discard/rbd_aio_discard
+ * shrink each object's range to whole rbd_discard_granularity_bytes units
+ * (default 64 KiB) and skip what is left; write-zeroes is never pruned.
+ * Both settings may be overridden per pool and per image ("conf_"
+ * metadata).  A granularity override librbd's option would refuse (not a
+ * power of two in 4 KiB..32 MiB) is ignored, as librbd ignores it.
+ */
+static void apply_settings(struct rbdl_image *img)
+{
+	struct rbdl_conf c;
+	uint64_t g = 0;
+
+	rbdl_conf_load(&c, img->md_io, img->header_oid);
+	if (rbdl_conf_bool(&c, true, "rbd_skip_partial_discard", true)) {
+		g = rbdl_conf_uint(&c, true, "rbd_discard_granularity_bytes",
+				  65536);
+		if (g < 4096 || g > (32u << 20) || (g & (g - 1)))
+			g = rbdl_conf_uint(&c, false,
+					  "rbd_discard_granularity_bytes",
+					  65536);
+	}
+	rbdl_conf_free(&c);
+	atomic_store_explicit(&img->discard_granularity, g,
+			      memory_order_relaxed);
+}
+
 int rbdl_image_refresh_slow(struct rbdl_image *img)
 {
 	uint64_t features, incompat, size, seq, *snaps = NULL, flags = 0;
@@ -567,6 +596,7 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 		img->nsnaps = n;
 		snaps = NULL;
 	}
+	apply_settings(img);
 	atomic_store_explicit(&img->size, size, memory_order_release);
 	atomic_store_explicit(&img->features, features, memory_order_relaxed);
 	atomic_store_explicit(&img->flags, flags, memory_order_relaxed);
@@ -693,26 +723,6 @@ static void image_free(struct rbdl_image *img)
 	free(img);
 }
 
-/*
- * librbd 16.2 (ImageCtx::apply_metadata): with rbd_skip_partial_discard
- * (default true), rbd_discard/rbd_aio_discard shrink each object's range
- * to whole rbd_discard_granularity_bytes units (default 64 KiB) and skip
- * what is left; write-zeroes is never pruned.
- */
-static uint64_t conf_discard_granularity(rados_t cluster)
-{
-	char buf[64];
-
-	if (rados_conf_get(cluster, "rbd_skip_partial_discard", buf,
-			   sizeof(buf)) == 0 &&
-	    (!strcmp(buf, "false") || !strcmp(buf, "0")))
-		return 0;
-	if (rados_conf_get(cluster, "rbd_discard_granularity_bytes", buf,
-			   sizeof(buf)) < 0)
-		return 65536;
-	return strtoull(buf, NULL, 10);
-}
-
 static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		      const char *name, const char *id, const char *snap_name,
 		      uint64_t snap_id)
@@ -725,7 +735,6 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 
 	img->cluster = rados_ioctx_get_cluster(io);
 	img->md_pool_id = rados_ioctx_get_id(io);
-	img->discard_granularity = conf_discard_granularity(img->cluster);
 	r = rbdl_ioctx_namespace(io, &ns);
 	if (r < 0)
 		return r;
@@ -751,6 +760,7 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 			r = -ENOENT;
 		goto out;
 	}
+	apply_settings(img);
 	r = cls_call(img->md_io, img->header_oid, "rbd", "get_object_prefix",
 		     NULL, 0, &out, &outlen);
 	if (r < 0)

@@ -87,7 +87,6 @@ struct rbdl_image {
 	uint64_t stripe_unit;		/* as stored (layout may normalise) */
 	int64_t data_pool_id;		/* -1: data in the metadata pool */
 	int64_t md_pool_id;
-	uint64_t discard_granularity;	/* 0: discards are exact */
 	bool read_only;			/* open_ro or at a snapshot (*) */
 	bool open_ro;			/* rbd_open_read_only */
 	/* (*) changed only by rbd_snap_set, under refresh_lock and
@@ -98,6 +97,11 @@ struct rbdl_image {
 	atomic_int write_error;		/* 0, or why writes are refused */
 
 	/* mutable, published for the I/O path */
+	/* rbd_discard_granularity_bytes, 0 when discards are exact
+	 * (rbd_skip_partial_discard off); set at open and refresh from the
+	 * configuration and its pool/image overrides.  Relaxed: a policy
+	 * value, each request reads it once and either value is valid. */
+	_Atomic uint64_t discard_granularity;
 	_Atomic uint64_t size;
 	_Atomic(rados_ioctx_t) wr_io;	/* data writes, carries the snapc */
 	atomic_uint wr_nsnaps;		/* snapshots in wr_io's snapc */

@@ -1496,13 +1496,14 @@ static int thick_split_error(const struct rbdl_io_args *a, uint64_t size)
  * reaching the object's end (a tail truncation) is kept as it is.  Returns
  * the number of extents kept (compacted in place).
  */
-static size_t prune_discard(struct rbdl_image *img, struct rbdl_objext *objs,
-			    size_t nobjs)
+static size_t prune_discard(struct rbdl_image *img, uint64_t g,
+			    struct rbdl_objext *objs, size_t nobjs)
 {
 	uint64_t osz = img->layout.object_size;
-	uint64_t g = img->discard_granularity < osz ? img->discard_granularity
-						     : osz;
 	size_t kept = 0;
+
+	if (g > osz)
+		g = osz;
 
 	for (size_t i = 0; i < nobjs; i++) {
 		uint64_t off = objs[i].obj_off, end = off + objs[i].len;
@@ -1556,8 +1557,13 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		r = -EINVAL;
 		goto out_map;
 	}
-	if (op == RBDL_OP_DISCARD && img->discard_granularity)
-		nobjs = prune_discard(img, objs, nobjs);
+	if (op == RBDL_OP_DISCARD) {
+		uint64_t g = atomic_load_explicit(&img->discard_granularity,
+						  memory_order_relaxed);
+
+		if (g)
+			nobjs = prune_discard(img, g, objs, nobjs);
+	}
 
 	req = rbdl_slab_alloc(&req_slab);
 	if (!req) {

@@ -34,6 +34,7 @@ default_scripts="
 	test-diff.sh
 	test-snapops.sh
 	test-clone.sh
+	test-conf.sh
 "
 read -r -d '' -a scripts <<<"${RBDLITE_CLUSTER_SCRIPTS-$default_scripts}"
 

@@ -33,11 +33,13 @@
  *                             rbd_get_overlap, size, features and flags
  *   diff FROM|- OFF LEN|size INCLUDE_PARENT WHOLE
  *                             rbd_diff_iterate2: "off len exists" lines
+ *   meta KEY VALUE            rbd_metadata_set
  *   waitfile PATH SECONDS     print "  waiting PATH" and wait until PATH
  *                             exists (RET -ETIMEDOUT after SECONDS)
  *   expect E                  the next command must return E (a negative
  *                             errno); the line is printed anyway
- * Sizes accept a K or M suffix.  Exit status: 0 if no command failed, 1
+ * Sizes accept a K or M suffix.  CEPH_ARGS is applied to the client
+ * configuration.  Exit status: 0 if no command failed, 1
  * otherwise, 2 on set-up errors (no connection, open failed: "open = RET"
  * is printed first).
  *
@@ -310,6 +312,7 @@ static int nargs(const char *c)
 		{ "rollback", 1 },
 		{ "resize", 1 },   { "size", 0 },     { "parent", 0 },
 		{ "diff", 5 },	   { "waitfile", 2 }, { "expect", 1 },
+		{ "meta", 2 },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -404,6 +407,8 @@ static int run(rbd_image_t im, const char *c, char **a)
 	}
 	if (!strcmp(c, "waitfile"))
 		return do_waitfile(a[0], atoi(a[1]));
+	if (!strcmp(c, "meta"))
+		return rbd_metadata_set(im, a[0], a[1]);
 	return -EINVAL;
 }
 
@@ -433,7 +438,7 @@ int main(int argc, char **argv)
 	rbd_image_t im;
 
 	if (rados_create(&cl, NULL) < 0 || rados_conf_read_file(cl, NULL) < 0 ||
-	    rados_connect(cl) < 0) {
+	    rados_conf_parse_env(cl, NULL) < 0 || rados_connect(cl) < 0) {
 		fprintf(stderr, "cloneop: cannot connect\n");
 		return 2;
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rbd/librbd.h"
+#include "conf.h"
 #include "options.h"
 
 /* librbd's IMAGE_OPTIONS_TYPE_MAPPING: ids 7 and 10 are strings, the
@@ -129,6 +130,83 @@ START_TEST(test_stack_instance)
 }
 END_TEST
 
+/* Setting values as Ceph's option parser reads them (conf.c). */
+struct num_case {
+	const char *s;
+	bool ok;
+	uint64_t v;
+};
+
+static void check_nums(bool (*parse)(const char *, uint64_t *),
+		       const struct num_case *t, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = 12345;
+
+		ck_assert_msg(parse(t[i].s, &v) == t[i].ok, "%s \"%s\"", what,
+			      t[i].s);
+		ck_assert_msg(v == (t[i].ok ? t[i].v : 12345),
+			      "%s \"%s\" = %llu", what, t[i].s,
+			      (unsigned long long)v);
+	}
+}
+
+START_TEST(test_parse_settings)
+{
+	/* type UINT: SI suffixes, powers of 1000 */
+	static const struct num_case uints[] = {
+		{ "65536", true, 65536 }, { "64K", true, 64000 },
+		{ "4M", true, 4000000 }, { "2E", true, 2000000000000000000ull },
+		{ "010", true, 10 },	/* decimal, not octal */
+		{ "0", true, 0 }, { "+5", true, 5 },
+		{ "", false, 0 }, { "-1", false, 0 }, { "64k", false, 0 },
+		{ "64KB", false, 0 }, { "64Ki", false, 0 }, { "K", false, 0 },
+		{ "0x10", false, 0 }, { "64B", false, 0 }, { "1 ", false, 0 },
+		{ "9223372036854775807", true, INT64_MAX },
+		{ "9223372036854775808", false, 0 },
+		{ "10E", false, 0 },	/* over INT64_MAX */
+	};
+	/* type SIZE: IEC prefixes, powers of 1024 */
+	static const struct num_case sizes[] = {
+		{ "65536", true, 65536 }, { "64K", true, 65536 },
+		{ "64Ki", true, 65536 }, { "64KB", true, 65536 },
+		{ "4M", true, 4u << 20 }, { "1G", true, 1ull << 30 },
+		{ "2T", true, 2ull << 40 }, { "3P", true, 3ull << 50 },
+		{ "7E", true, 7ull << 60 }, { "512B", true, 512 },
+		{ "0", true, 0 }, { "010", true, 10 },
+		{ "", false, 0 }, { "-1", false, 0 }, { "64k", false, 0 },
+		{ "64KiB", false, 0 }, { "64Bi", false, 0 }, { "64X", false, 0 },
+		{ "K", false, 0 }, { "0x10", false, 0 }, { "8E", false, 0 },
+		{ "9223372036854775807", true, INT64_MAX },
+		{ "18446744073709551615", false, 0 },
+	};
+	static const struct {
+		const char *s;
+		bool ok, v;
+	} bools[] = {
+		{ "true", true, true }, { "TRUE", true, true },
+		{ "1", true, true }, { "7", true, true }, { "-1", true, true },
+		{ "false", true, false }, { "False", true, false },
+		{ "0", true, false }, { "", false, false }, { "yes", false, false },
+		{ "no", false, false }, { "maybe", false, false },
+		{ "1x", false, false }, { "99999999999", false, false },
+	};
+
+	check_nums(rbdl_parse_uint, uints, sizeof(uints) / sizeof(uints[0]),
+		   "uint");
+	check_nums(rbdl_parse_size, sizes, sizeof(sizes) / sizeof(sizes[0]),
+		   "size");
+	for (size_t i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
+		bool v = false;
+
+		ck_assert_msg(rbdl_parse_bool(bools[i].s, &v) == bools[i].ok,
+			      "bool \"%s\"", bools[i].s);
+		if (bools[i].ok)
+			ck_assert(v == bools[i].v);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("Options");
@@ -139,6 +217,7 @@ int main(void)
 	tcase_add_test(tc, test_types);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_stack_instance);
+	tcase_add_test(tc, test_parse_settings);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
