@@ -475,20 +475,35 @@ static void watch_err_cb(void *arg, uint64_t cookie, int err)
  * Both settings may be overridden per pool and per image ("conf_"
  * metadata).  A granularity override librbd's option would refuse (not a
  * power of two in 4 KiB..32 MiB) is ignored, as librbd ignores it.
+ * QoS limits (rbd_qos_*) are not enforced; an open that finds one says so
+ * on stderr.
  */
-static void apply_settings(struct rbdl_image *img)
+static void apply_settings(struct rbdl_image *img, bool at_open)
 {
+	static const char *const qos[] = {
+		"rbd_qos_iops_limit", "rbd_qos_bps_limit",
+		"rbd_qos_read_iops_limit", "rbd_qos_write_iops_limit",
+		"rbd_qos_read_bps_limit", "rbd_qos_write_bps_limit",
+	};
 	struct rbdl_conf c;
 	uint64_t g = 0;
 
 	rbdl_conf_load(&c, img->md_io, img->header_oid);
 	if (rbdl_conf_bool(&c, true, "rbd_skip_partial_discard", true)) {
 		g = rbdl_conf_uint(&c, true, "rbd_discard_granularity_bytes",
-				  65536);
+				   65536);
 		if (g < 4096 || g > (32u << 20) || (g & (g - 1)))
 			g = rbdl_conf_uint(&c, false,
-					  "rbd_discard_granularity_bytes",
-					  65536);
+					   "rbd_discard_granularity_bytes",
+					   65536);
+	}
+	/* librbd throttles to these; librbdlite does not: say so. */
+	for (size_t i = 0; at_open && i < RBDL_ARRAY_SIZE(qos); i++) {
+		if (rbdl_conf_uint(&c, true, qos[i], 0)) {
+			rbdl_log("image %s: %s is set, but librbdlite does "
+				 "not throttle I/O", img->name, qos[i]);
+			break;
+		}
 	}
 	rbdl_conf_free(&c);
 	atomic_store_explicit(&img->discard_granularity, g,
@@ -596,7 +611,7 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 		img->nsnaps = n;
 		snaps = NULL;
 	}
-	apply_settings(img);
+	apply_settings(img, false);
 	atomic_store_explicit(&img->size, size, memory_order_release);
 	atomic_store_explicit(&img->features, features, memory_order_relaxed);
 	atomic_store_explicit(&img->flags, flags, memory_order_relaxed);
@@ -760,7 +775,7 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 			r = -ENOENT;
 		goto out;
 	}
-	apply_settings(img);
+	apply_settings(img, true);
 	r = cls_call(img->md_io, img->header_oid, "rbd", "get_object_prefix",
 		     NULL, 0, &out, &outlen);
 	if (r < 0)

@@ -14,7 +14,8 @@
 # 16 KiB unit inside a 64 KiB one) and 64 KiB at 128 KiB (one 64 KiB
 # unit), and reads the three ranges back.
 #
-# Scenarios use their own pool (created and deleted here), so pool
+# An image with a QoS limit must get librbdlite's diagnostic that it does
+# not throttle.  Scenarios use their own pool (created and deleted here), so pool
 # overrides never leak into other tests.
 #
 # Needs the test cluster's environment (tests/run-cluster-tests.sh sets
@@ -211,6 +212,18 @@ twins 8 && raw_image_conf 8 rbd_skip_partial_discard maybe &&
 # there (SI), not a power of two, so refused.
 twins 15 && raw_image_conf 15 rbd_discard_granularity_bytes 16K &&
     scen "image override \"16K\" (16000) is refused" KKZ 15 --
+
+# A QoS limit: librbd throttles, librbdlite does not and says so at open.
+if twins 16 && image_conf 16 rbd_qos_iops_limit 100000 &&
+    scen "image with a QoS limit" KKZ 16 --; then
+    if grep -q 'rbd_qos_iops_limit is set, but librbdlite does not throttle' \
+        "$TMP/l.err"; then
+        pass "QoS limit reported as not enforced"
+    else
+        fail "QoS limit: no diagnostic from librbdlite"
+        show "$TMP/l.err"
+    fi
+fi
 
 # ---- pool overrides, and image over pool
 if pool_conf rbd_skip_partial_discard false; then
