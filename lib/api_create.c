@@ -1144,8 +1144,8 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 	if (r < 0)
 		goto out;
 	rbdl_conf_load(&cf, io, NULL);
-	r = trim_data(&m, rbdl_conf_uint(&cf, true, "rbd_concurrent_management_ops",
-				   10));
+	r = trim_data(&m, rbdl_conf_uint(&cf, true,
+					 "rbd_concurrent_management_ops", 10));
 	rbdl_conf_free(&cf);
 	rados_ioctx_destroy(m.dio);
 	if (r == 0)

@@ -36,7 +36,7 @@ static void load_overrides(struct rbdl_conf *c, rados_ioctx_t io,
 	char *last = NULL;
 
 	for (;;) {
-		uint8_t in[512];
+		uint8_t in[4400];	/* a key of up to ~4 KiB */
 		long n = rbdl_encode_list_start(in, sizeof(in),
 						last ? last : CONF_PREFIX,
 						LIST_PAGE);
@@ -246,16 +246,19 @@ uint64_t rbdl_conf_size(const struct rbdl_conf *c, bool overrides,
 	return conf_num(c, overrides, key, def, rbdl_parse_size);
 }
 
+/* rbdl_parse_bool as a number, for conf_num. */
+static bool parse_bool_num(const char *s, uint64_t *out)
+{
+	bool b;
+
+	if (!rbdl_parse_bool(s, &b))
+		return false;
+	*out = b;
+	return true;
+}
+
 bool rbdl_conf_bool(const struct rbdl_conf *c, bool overrides,
 		    const char *key, bool def)
 {
-	char buf[16];
-	bool v;
-
-	if (rbdl_conf_get(c, overrides, key, buf, sizeof(buf)) == 0 &&
-	    rbdl_parse_bool(buf, &v))
-		return v;
-	if (overrides)
-		return rbdl_conf_bool(c, false, key, def);
-	return def;
+	return conf_num(c, overrides, key, def, parse_bool_num) != 0;
 }

@@ -11,6 +11,9 @@
 # Prints the harness' tables and ratios and writes them, with SVG plots, to
 # bench-results/ (or $RBDLITE_BENCH_OUT).  For machine-readable output run
 # build/lib/tools/rbdlite-bench --output-format=json yourself.
+# RBDLITE_BENCH_ARGS adds rbdlite-bench options to every case, e.g.
+# RBDLITE_BENCH_ARGS=--jemalloc=both runs each backend with glibc malloc
+# and with jemalloc preloaded.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-10}
@@ -21,9 +24,11 @@ cd "$root" || exit 1
 . tests/bench/prepare.sh
 bench_prepare "$out" build/lib/tools/rbdlite-bench build/lib/.libs/librbdlite.so || exit 1
 
+export RBDLITE_BENCH_ARGS=${RBDLITE_BENCH_ARGS:-}
 exec tests/cluster/with-cluster.sh bash -c '
 set -uo pipefail
 root=$1 secs=$2 blocks=$3 out=$4
+read -r -a extra <<<"$RBDLITE_BENCH_ARGS"
 bench="$root/build/lib/tools/rbdlite-bench"
 pool=$RBDLITE_TEST_POOL img=bench
 # A layering-only image: the raw librados backend writes the same data
@@ -40,7 +45,8 @@ for rw in randread randwrite; do
 			--iodepth="$qd" --runtime="$secs" --blocks="$blocks" \
 			--lite-lib="$root/build/lib/.libs/librbdlite.so" \
 			--malloccount-lib="$root/build/lib/tools/.libs/librbdlite-malloccount.so" \
-			--plot="$out/$tag.svg" "${pre[@]}" | tee "$out/$tag.txt" || rc=1
+			--plot="$out/$tag.svg" "${pre[@]}" "${extra[@]}" |
+			tee "$out/$tag.txt" || rc=1
 	done
 done
 echo "results in $out"

@@ -534,11 +534,7 @@ flat_run() {
         >"$out" 2>"$out.err" &
     pid=$!
     BG+=("$pid")
-    for _ in $(seq 300); do
-        grep -q '^  waiting' "$out" 2>/dev/null && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
+    rbdl_await_waiting "$out" "$pid"
     timeout -k 5 90 rbd flatten --no-progress "$spec" >"$out.flat" 2>&1
     local fr=$?
     touch "$go"

@@ -264,11 +264,7 @@ open_change() {
         >"$out" 2>"$out.err" &
     pid=$!
     BG+=("$pid")
-    for _ in $(seq 300); do
-        grep -q '^  waiting' "$out" 2>/dev/null && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
+    rbdl_await_waiting "$out" "$pid"
     rbd config image set "$CP/$img" rbd_discard_granularity_bytes 16384 \
         >"$out.cfg" 2>&1 || echo "config set failed: $(tail -1 "$out.cfg")" >>"$out"
     touch "$go"

@@ -34,6 +34,10 @@
 #                      program that died leaves its watch for ~30 s, during
 #                      which `rbd rm` refuses, so retry until SECONDS
 #                      reaches DEADLINE, then warn and return 1.
+#   rbdl_await_waiting OUT PID
+#                      wait (up to 30 s) until the cloneop run PID, writing
+#                      to OUT, prints its "  waiting" line (its waitfile
+#                      command has started), or has exited.
 #   pass NAME / fail NAME [WHY]
 #                      one sub-test's "PASS NAME" / "FAIL NAME[: WHY]" line
 #                      (rbdl_pass / rbdl_fail; a script may wrap them).
@@ -142,6 +146,15 @@ rbdl_pass() {
 rbdl_fail() {
     FAIL=$((FAIL + 1))
     printf 'FAIL %s%s\n' "$1" "${2+: $2}"
+}
+
+rbdl_await_waiting() {
+    local _
+    for _ in $(seq 300); do
+        grep -q '^  waiting' "$1" 2>/dev/null && return 0
+        kill -0 "$2" 2>/dev/null || return 0
+        sleep 0.1
+    done
 }
 
 pass() { rbdl_pass "$@"; }
