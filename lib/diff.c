@@ -128,7 +128,8 @@ static int ext_flush(struct extlist *l, diff_cb_t cb, void *arg)
 	size_t i = 0;
 	int r = 0;
 
-	qsort(l->v, l->n, sizeof(*l->v), ext_cmp);
+	if (l->n > 1)	/* l->v is NULL while nothing was added */
+		qsort(l->v, l->n, sizeof(*l->v), ext_cmp);
 	while (i < l->n && r >= 0) {
 		struct ext e = l->v[i++];
 
