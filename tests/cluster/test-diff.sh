@@ -264,11 +264,13 @@ done
 # preloaded must print what it prints with librbd.
 qemu_map() {
     local label=$1 img=$2 spec="rbd:$POOL/$2:conf=$CEPH_CONF"
+    # The map is stdout; stderr (a sanitizer runtime's notes) is shown
+    # on failure only.
     timeout -k 5 "$TMO" qemu-img map --output=json -f raw "$spec" \
-        >"$WORK/map-ref" 2>&1
+        >"$WORK/map-ref" 2>"$WORK/map-ref.err"
     timeout -k 5 "$TMO" env LD_PRELOAD="$PRELOAD" "${SAN_ENV[@]}" \
         RBDLITE_QUIET=1 qemu-img map --output=json -f raw "$spec" \
-        >"$WORK/map-lite" 2>&1
+        >"$WORK/map-lite" 2>"$WORK/map-lite.err"
     if grep -q '"start"' "$WORK/map-ref" &&
         cmp -s "$WORK/map-ref" "$WORK/map-lite"; then
         pass "qemu-img map $label ($(grep -o '"start"' "$WORK/map-ref" |
@@ -276,6 +278,7 @@ qemu_map() {
     else
         fail "qemu-img map $label"
         diff "$WORK/map-ref" "$WORK/map-lite" | head -10 | sed 's/^/    | /'
+        head -5 "$WORK/map-ref.err" "$WORK/map-lite.err" | sed 's/^/    | /'
     fi
 }
 # shellcheck source=preload-env.sh
