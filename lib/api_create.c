@@ -833,12 +833,7 @@ static int rm_load(struct rm_image *m)
 	/* PreRemoveRequest: migration, snapshots, group, watchers. */
 	if (m->features & RBD_FEATURE_MIGRATING)
 		return -EBUSY;
-	r = rbdl_cls_read(m->io, m->header, "rbd", "get_snapcontext", NULL, 0,
-			  &out, &outlen);
-	if (r < 0)
-		return r;
-	r = rbdl_decode_snapcontext(out, outlen, &seq, &snaps, &nsnaps);
-	rados_buffer_free(out);
+	r = rbdl_read_snapcontext(m->io, m->header, &seq, &snaps, &nsnaps);
 	free(snaps);
 	if (r < 0)
 		return r;

@@ -341,7 +341,8 @@ static int list_snaps(struct rbdl_image *img, rbd_snap_info_t **out, int *n)
 	rbd_snap_info_t *v;
 	int cnt = 0, r;
 
-	r = rbdl_image_snapcontext(img, &seq, &ids, &nids);
+	r = rbdl_read_snapcontext(img->md_io, img->header_oid, &seq, &ids,
+				  &nids);
 	if (r < 0)
 		return r;
 	v = calloc(nids + 1, sizeof(*v));

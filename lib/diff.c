@@ -232,7 +232,8 @@ static int load_snaps(struct rbdl_image *img, const char *from_name,
 	uint32_t n = 0, k = 0;
 	struct snapent *v = NULL;
 	bool found = !from_name;
-	int r = rbdl_image_snapcontext(img, &seq, &ids, &n);
+	int r = rbdl_read_snapcontext(img->md_io, img->header_oid, &seq, &ids,
+				      &n);
 
 	if (r < 0)
 		return r;

@@ -239,13 +239,13 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 }
 
 /* The snapshot context, sorted as the OSD wants it (descending). */
-int rbdl_image_snapcontext(struct rbdl_image *img, uint64_t *seq,
-			   uint64_t **snaps, uint32_t *n)
+int rbdl_read_snapcontext(rados_ioctx_t io, const char *oid, uint64_t *seq,
+			  uint64_t **snaps, uint32_t *n)
 {
 	char *out;
 	size_t outlen;
-	int r = cls_call(img->md_io, img->header_oid, "rbd", "get_snapcontext",
-			 NULL, 0, &out, &outlen);
+	int r = cls_call(io, oid, "rbd", "get_snapcontext", NULL, 0, &out,
+			 &outlen);
 
 	if (r < 0)
 		return r;
@@ -565,7 +565,8 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 	r = rbdl_image_read_u64(img, "get_flags", RBDL_NOSNAP, &flags);
 	if (r < 0)
 		goto out;
-	r = rbdl_image_snapcontext(img, &seq, &snaps, &n);
+	r = rbdl_read_snapcontext(img->md_io, img->header_oid, &seq,
+				  &snaps, &n);
 	if (r < 0)
 		goto out;
 	/* Only an executed migration's destination opens (image_load);
@@ -833,8 +834,8 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 			goto out;
 		}
 	}
-	r = rbdl_image_snapcontext(img, &img->snap_seq, &img->snaps,
-				   &img->nsnaps);
+	r = rbdl_read_snapcontext(img->md_io, img->header_oid, &img->snap_seq,
+				  &img->snaps, &img->nsnaps);
 	if (r < 0)
 		goto out;
 	atomic_init(&img->wr_nsnaps, img->nsnaps);

@@ -222,9 +222,9 @@ int rbdl_read_snapshot_info(rados_ioctx_t io, const char *oid, uint64_t id,
  * (get_flags, ...). */
 int rbdl_image_read_u64(struct rbdl_image *img, const char *method,
 			uint64_t snap, uint64_t *v);
-/* get_snapcontext of the image header: *snaps (malloc'ed, descending). */
-int rbdl_image_snapcontext(struct rbdl_image *img, uint64_t *seq,
-			   uint64_t **snaps, uint32_t *n);
+/* get_snapcontext of header oid: *snaps (malloc'ed, descending). */
+int rbdl_read_snapcontext(rados_ioctx_t io, const char *oid, uint64_t *seq,
+			  uint64_t **snaps, uint32_t *n);
 
 /*
  * rbd_snap_set: switch the read view to snapshot snap_name (NULL: back to

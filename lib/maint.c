@@ -221,7 +221,8 @@ static int find_snap(struct rbdl_image *img, const char *name,
 {
 	uint64_t seq, *ids = NULL;
 	uint32_t n = 0;
-	int r = rbdl_image_snapcontext(img, &seq, &ids, &n);
+	int r = rbdl_read_snapcontext(img->md_io, img->header_oid, &seq, &ids,
+				      &n);
 
 	if (r < 0)
 		return r;
@@ -826,8 +827,6 @@ int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name)
 {
 	struct rbdl_snap_info si;
 	uint8_t in[8], prot = 0;
-	char *buf;
-	size_t len;
 	int r;
 
 	uint64_t snap_id;
@@ -851,11 +850,7 @@ int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name)
 	r = hdr_write(img, "snapshot_trash_add", in, sizeof(in));
 	if (r < 0 && r != -EOPNOTSUPP)
 		goto out;
-	r = rbdl_image_cls(img, "snapshot_get", in, sizeof(in), &buf, &len);
-	if (r < 0)
-		goto out;
-	r = rbdl_decode_snapshot_info(buf, len, &si);
-	rados_buffer_free(buf);
+	r = rbdl_read_snapshot_info(img->md_io, img->header_oid, snap_id, &si);
 	if (r < 0)
 		goto out;
 	uint32_t children = si.child_count;
