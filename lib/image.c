@@ -776,7 +776,6 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 			r = -ENOENT;
 		goto out;
 	}
-	apply_settings(img, true);
 	r = cls_call(img->md_io, img->header_oid, "rbd", "get_object_prefix",
 		     NULL, 0, &out, &outlen);
 	if (r < 0)
@@ -960,6 +959,8 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 	r = image_load(img, io, name, id, snap_name, RBDL_NOSNAP);
 	if (r < 0)
 		goto fail;
+	/* The caller's images only: a backing image never discards. */
+	apply_settings(img, true);
 	h = malloc(sizeof(*h));
 	if (!h) {
 		r = -ENOMEM;
