@@ -45,7 +45,8 @@ struct rbdl_backing;
 
 /*
  * Find what backs the image's current view (snap_id, of size view_size,
- * with the header's features) and publish it, opening the backing image if it is not open yet.
+ * with the header's features) and publish it, opening the backing image
+ * if it is not open yet.
  * Called by open and refresh with refresh_lock held (or before the image
  * is shared).  0, or a negative errno: -ENOSYS for a migration librbdlite
  * cannot read (being prepared or aborted, or imported from a non-RBD

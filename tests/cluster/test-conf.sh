@@ -60,13 +60,6 @@ ceph osd pool create "$CP" 8 >"$TMP/pool.log" 2>&1 &&
 PROBE=(write 0 1M 7 discard 4K 8K discard 64K 16K discard 128K 64K
     read 4K 8K read 64K 16K read 128K 64K)
 
-# op BIN IMAGE CMD...: cloneop on $CP/IMAGE.
-op() {
-    local bin=$1 img=$2
-    shift 2
-    timeout -k 5 "$TMO" "$bin" "$CP" "$img" "$@"
-}
-
 # zk FILE: one letter per "read OFF LEN" line: Z if the range read back
 # as zeros, K if not.
 zk() {
@@ -133,7 +126,8 @@ scen() {
     check "$label" "$n" "$want"
 }
 
-# op_env BIN IMAGE [ENV=VALUE...] -- CMD...
+# op_env BIN IMAGE [ENV=VALUE...] -- CMD...: cloneop on $CP/IMAGE with
+# the environment given.
 op_env() {
     local bin=$1 img=$2 env=()
     shift 2
@@ -259,7 +253,7 @@ twins 13 && scen "own rbd_metadata_set conf_rbd_skip_partial_discard" ZZZ 13 -- 
 # refreshes first); the contract tested is the state after a refresh.
 open_change() {
     local bin=$1 img=$2 out=$3 go=$3.go pid
-    op "$bin" "$img" write 0 1M 7 discard 64K 16K read 64K 16K \
+    op_env "$bin" "$img" -- write 0 1M 7 discard 64K 16K read 64K 16K \
         waitfile "$go" 90 read 0 4K discard 64K 16K read 64K 16K \
         >"$out" 2>"$out.err" &
     pid=$!

@@ -422,6 +422,32 @@ fi
 MS=diff-$$-migsrc
 MD=diff-$$-migdst
 IMAGES+=("$MD")
+# mig_check STATE [FROM...]: the destination $MD reads (rbd export with
+# librbdlite preloaded) and diffs (from nothing and from each FROM) as
+# with librbd, and refuses writes.
+mig_check() {
+    local state=$1 whole from
+    shift
+    rbd export --no-progress "$POOL/$MD" "$WORK/mig-ref" >/dev/null 2>&1
+    env LD_PRELOAD="$PRELOAD" "${SAN_ENV[@]}" RBDLITE_QUIET=1 \
+        rbd export --no-progress "$POOL/$MD" "$WORK/mig-lite" >/dev/null 2>&1
+    if [[ -s $WORK/mig-ref ]] && cmp -s "$WORK/mig-ref" "$WORK/mig-lite"; then
+        pass "$state migration destination reads as with librbd"
+    else
+        fail "$state migration destination reads as with librbd"
+    fi
+    for whole in 0 1; do
+        cmp_diff "$state migration whole=$whole" "$MD" - - 0 $((16 * M)) \
+            "$whole"
+        for from in "$@"; do
+            cmp_diff "$state migration from=$from whole=$whole" "$MD" - \
+                "$from" 0 $((16 * M)) "$whole"
+        done
+    done
+    expect "$state migration destination: writes refused" \
+        "write/owners failed: -30" env RBDLITE_QUIET=1 "$LITE" "$POOL" \
+        write-hold "$MD" 0
+}
 if rbd create --size 16M --image-feature layering,exclusive-lock,object-map \
     "$POOL/$MS" >"$WORK/mig.log" 2>&1 &&
     py "$MS" w:0:$((4 * K)) w:$((9 * M)):$((64 * K)) >>"$WORK/mig.log" 2>&1 &&
@@ -430,40 +456,9 @@ if rbd create --size 16M --image-feature layering,exclusive-lock,object-map \
     rbd migration prepare "$POOL/$MS" "$POOL/$MD" >>"$WORK/mig.log" 2>&1; then
     # Prepared, not executed: what is not copied yet reads from the
     # source, in data and in diffs; writes are refused.
-    rbd export --no-progress "$POOL/$MD" "$WORK/migp-ref" >/dev/null 2>&1
-    env LD_PRELOAD="$PRELOAD" "${SAN_ENV[@]}" RBDLITE_QUIET=1 \
-        rbd export --no-progress "$POOL/$MD" "$WORK/migp-lite" >/dev/null 2>&1
-    if [[ -s $WORK/migp-ref ]] && cmp -s "$WORK/migp-ref" "$WORK/migp-lite"; then
-        pass "prepared migration destination reads as with librbd"
-    else
-        fail "prepared migration destination reads as with librbd"
-    fi
-    for whole in 0 1; do
-        cmp_diff "prepared migration whole=$whole" "$MD" - - 0 $((16 * M)) \
-            "$whole"
-    done
-    expect "prepared migration destination: writes refused" \
-        "write/owners failed: -30" env RBDLITE_QUIET=1 "$LITE" "$POOL" \
-        write-hold "$MD" 0
+    mig_check prepared
     if rbd migration execute --no-progress "$POOL/$MD" >>"$WORK/mig.log" 2>&1; then
-        rbd export --no-progress "$POOL/$MD" "$WORK/mig-ref" >/dev/null 2>&1
-        env LD_PRELOAD="$PRELOAD" "${SAN_ENV[@]}" RBDLITE_QUIET=1 \
-            rbd export --no-progress "$POOL/$MD" "$WORK/mig-lite" \
-            >/dev/null 2>&1
-        if [[ -s $WORK/mig-ref ]] && cmp -s "$WORK/mig-ref" "$WORK/mig-lite"; then
-            pass "executed migration destination reads as with librbd"
-        else
-            fail "executed migration destination reads as with librbd"
-        fi
-        for whole in 0 1; do
-            cmp_diff "executed migration whole=$whole" "$MD" - - 0 $((16 * M)) \
-                "$whole"
-            cmp_diff "executed migration from=m1 whole=$whole" "$MD" - m1 0 \
-                $((16 * M)) "$whole"
-        done
-        expect "executed migration destination: writes refused" \
-            "write/owners failed: -30" env RBDLITE_QUIET=1 "$LITE" "$POOL" \
-            write-hold "$MD" 0
+        mig_check executed m1
         rbd migration commit --no-progress "$POOL/$MD" >>"$WORK/mig.log" 2>&1 ||
             fail "migration commit: $(tail -2 "$WORK/mig.log")"
     else
