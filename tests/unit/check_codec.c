@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec.h"
+#include "proto/codec.h"
 
 /* Only calls into Check on failure; see check_striper.c. */
 #define EXPECT(c)							\

@@ -20,9 +20,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "completion.h"
-#include "image.h"
-#include "stats.h"
+#include "core/completion.h"
+#include "image/image.h"
+#include "core/stats.h"
 
 #define EV_EVENTFD 2
 #define EV_PIPE 1

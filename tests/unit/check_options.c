@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "rbd/librbd.h"
-#include "conf.h"
-#include "options.h"
+#include "image/conf.h"
+#include "ops/options.h"
 
 /* librbd's IMAGE_OPTIONS_TYPE_MAPPING: ids 7 and 10 are strings, the
  * other ids 0..13 uint64, anything else unknown. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "slab.h"
+#include "core/slab.h"
 
 static struct rbdl_slab s128 = RBDL_SLAB_INIT("test128", 100);
 static struct rbdl_slab s1k = RBDL_SLAB_INIT("test1k", 1000);

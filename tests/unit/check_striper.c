@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "striper.h"
+#include "core/striper.h"
 
 #define KiB (1024ULL)
 #define MiB (1024ULL * 1024)

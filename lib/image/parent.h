@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "codec.h"
+#include "proto/codec.h"
 
 struct rbdl_image;
 

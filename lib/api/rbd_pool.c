@@ -33,12 +33,12 @@
 #include "rbd/librbd.h"
 #include "rbd/features.h"
 
-#include "codec.h"
-#include "conf.h"
-#include "image.h"
-#include "internal.h"
-#include "options.h"
-#include "striper.h"
+#include "proto/codec.h"
+#include "image/conf.h"
+#include "image/image.h"
+#include "core/internal.h"
+#include "ops/options.h"
+#include "core/striper.h"
 
 #define RBD_DIRECTORY "rbd_directory"
 #define RBD_TRASH "rbd_trash"

@@ -28,10 +28,10 @@
 #include "config.h"
 
 #include "image.h"
-#include "codec.h"
+#include "proto/codec.h"
 #include "conf.h"
-#include "internal.h"
-#include "slab.h"
+#include "core/internal.h"
+#include "core/slab.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -39,7 +39,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "codec.h"
+#include "proto/codec.h"
 
 enum rbdl_lock_state {
 	RBDL_LOCK_DISABLED = 0,

@@ -19,7 +19,7 @@
 
 #include <rados/librados.h>
 
-#include "codec.h"
+#include "proto/codec.h"
 
 struct rbdl_conf {
 	rados_t cl;

@@ -21,11 +21,11 @@
 #include "rbd/librbd.h"
 #include "rbdlite.h"
 
-#include "completion.h"
-#include "image.h"
-#include "internal.h"
-#include "io.h"
-#include "stats.h"
+#include "core/completion.h"
+#include "image/image.h"
+#include "core/internal.h"
+#include "io/io.h"
+#include "core/stats.h"
 
 /* ---- completions -------------------------------------------------------- */
 

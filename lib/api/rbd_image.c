@@ -16,11 +16,11 @@
 #include "rbd/librbd.h"
 #include "rbdlite.h"
 
-#include "codec.h"
-#include "diff.h"
-#include "image.h"
-#include "internal.h"
-#include "maint.h"
+#include "proto/codec.h"
+#include "ops/diff.h"
+#include "image/image.h"
+#include "core/internal.h"
+#include "ops/maint.h"
 
 RBDL_API void rbd_version(int *major, int *minor, int *extra)
 {

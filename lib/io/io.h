@@ -28,8 +28,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "completion.h"
-#include "image.h"
+#include "core/completion.h"
+#include "image/image.h"
 
 enum rbdl_op {
 	RBDL_OP_READ,

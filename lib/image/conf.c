@@ -19,7 +19,7 @@
 
 #include "conf.h"
 #include "image.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #define RBD_INFO "rbd_info"
 #define CONF_PREFIX "conf_"

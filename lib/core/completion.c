@@ -7,7 +7,7 @@
 #include "config.h"
 
 #include "completion.h"
-#include "image.h"
+#include "image/image.h"
 #include "internal.h"
 #include "slab.h"
 #include "stats.h"

@@ -18,9 +18,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "codec.h"
+#include "proto/codec.h"
 #include "image.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "updwatch.h"
 
 struct rbdl_updw_ent {

@@ -19,7 +19,7 @@
 
 #include "parent.h"
 #include "image.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #include <errno.h>
 #include <stdio.h>

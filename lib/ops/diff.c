@@ -63,13 +63,13 @@
 
 #include "rbd/librbd.h"
 
-#include "codec.h"
+#include "proto/codec.h"
 #include "diff.h"
-#include "image.h"
-#include "internal.h"
-#include "io.h"
-#include "objmap.h"
-#include "striper.h"
+#include "image/image.h"
+#include "core/internal.h"
+#include "io/io.h"
+#include "image/objmap.h"
+#include "core/striper.h"
 
 /* object_map::DiffRequest states */
 #define DIFF_HOLE 0

@@ -27,12 +27,12 @@
 #include "config.h"
 
 #include "maint.h"
-#include "codec.h"
-#include "image.h"
-#include "internal.h"
-#include "io.h"
-#include "lock.h"
-#include "objmap.h"
+#include "proto/codec.h"
+#include "image/image.h"
+#include "core/internal.h"
+#include "io/io.h"
+#include "image/lock.h"
+#include "image/objmap.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -11,9 +11,9 @@
 #include "config.h"
 
 #include "objmap.h"
-#include "codec.h"
+#include "proto/codec.h"
 #include "image.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "lock.h"
 
 #include <errno.h>

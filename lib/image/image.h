@@ -29,11 +29,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "completion.h"
+#include "core/completion.h"
 #include "lock.h"
 #include "objmap.h"
 #include "parent.h"
-#include "striper.h"
+#include "core/striper.h"
 #include "updwatch.h"
 
 /* Features whose state a writer must maintain and librbdlite cannot yet

@@ -19,9 +19,9 @@
 #include "config.h"
 
 #include "lock.h"
-#include "codec.h"
+#include "proto/codec.h"
 #include "image.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "objmap.h"
 
 #include <errno.h>

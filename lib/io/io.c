@@ -31,12 +31,12 @@
 #include "config.h"
 
 #include "io.h"
-#include "internal.h"
-#include "lock.h"
-#include "objmap.h"
-#include "parent.h"
-#include "slab.h"
-#include "stats.h"
+#include "core/internal.h"
+#include "image/lock.h"
+#include "image/objmap.h"
+#include "image/parent.h"
+#include "core/slab.h"
+#include "core/stats.h"
 
 #include <errno.h>
 #include <inttypes.h>
