@@ -16,7 +16,7 @@
 #include "rbd/librbd.h"
 #include "rbdlite.h"
 
-#include "proto/codec.h"
+#include "proto/cls_rbd.h"
 #include "ops/diff.h"
 #include "image/image.h"
 #include "core/internal.h"

@@ -33,7 +33,10 @@
 #include "rbd/librbd.h"
 #include "rbd/features.h"
 
-#include "proto/codec.h"
+#include "proto/wire.h"
+#include "proto/cls_rbd.h"
+#include "proto/notify.h"
+#include "proto/objmap_wire.h"
 #include "image/conf.h"
 #include "image/image.h"
 #include "core/internal.h"
@@ -1055,7 +1058,7 @@ static int trim_data(struct rm_image *m, uint64_t window)
 			char oid[OID_MAX];
 			int e;
 
-			if (bits && ((bits[o / 4] >> ((3 - o % 4) * 2)) & 3) ==
+			if (bits && rbdl_om_state(bits, o) ==
 					    OBJECT_NONEXISTENT)
 				continue;
 			snprintf(oid, sizeof(oid), "%s.%016" PRIx64, m->prefix,

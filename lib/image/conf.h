@@ -19,7 +19,7 @@
 
 #include <rados/librados.h>
 
-#include "proto/codec.h"
+#include "proto/cls_rbd.h"
 
 struct rbdl_conf {
 	rados_t cl;

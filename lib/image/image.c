@@ -28,7 +28,9 @@
 #include "config.h"
 
 #include "image.h"
-#include "proto/codec.h"
+#include "proto/wire.h"
+#include "proto/cls_rbd.h"
+#include "proto/notify.h"
 #include "conf.h"
 #include "core/internal.h"
 #include "core/slab.h"

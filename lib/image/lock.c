@@ -19,7 +19,8 @@
 #include "config.h"
 
 #include "lock.h"
-#include "proto/codec.h"
+#include "proto/cls_lock.h"
+#include "proto/notify.h"
 #include "image.h"
 #include "core/internal.h"
 #include "objmap.h"

@@ -39,7 +39,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "proto/codec.h"
+#include "proto/cls_lock.h"
+#include "proto/notify.h"
 
 enum rbdl_lock_state {
 	RBDL_LOCK_DISABLED = 0,

@@ -11,7 +11,10 @@
 #include "config.h"
 
 #include "objmap.h"
-#include "proto/codec.h"
+#include "proto/wire.h"
+#include "proto/cls_rbd.h"
+#include "proto/cls_lock.h"
+#include "proto/objmap_wire.h"
 #include "image.h"
 #include "core/internal.h"
 #include "lock.h"
@@ -84,10 +87,10 @@ void rbdl_objmap_destroy(struct rbdl_image *img)
 static void set_state_locked(struct rbdl_objmap *om, uint64_t objno,
 			     uint8_t st)
 {
-	unsigned shift = (3 - objno % 4) * 2;
 	uint8_t b = om->bits[objno / 4];
 
-	b = (uint8_t)((b & ~(3u << shift)) | ((unsigned)st << shift));
+	/* Writers hold om->mu; readers load the byte relaxed (objmap.h). */
+	rbdl_om_set_state(&b, objno % 4, st);
 	__atomic_store_n(&om->bits[objno / 4], b, __ATOMIC_RELAXED);
 }
 

@@ -29,10 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RBDL_OBJ_NONEXISTENT 0
-#define RBDL_OBJ_EXISTS 1
-#define RBDL_OBJ_PENDING 2
-#define RBDL_OBJ_EXISTS_CLEAN 3
+#include "proto/objmap_wire.h"
 
 struct rbdl_image;
 
@@ -82,7 +79,7 @@ static inline uint8_t rbdl_objmap_get(struct rbdl_objmap *om, uint64_t objno)
 	 * to the locked slow path. */
 	uint8_t b = __atomic_load_n(&om->bits[objno / 4], __ATOMIC_RELAXED);
 
-	return (b >> ((3 - objno % 4) * 2)) & 3;
+	return rbdl_om_state(&b, objno % 4);
 }
 
 /*

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "parent.h"
+#include "proto/wire.h"
 #include "image.h"
 #include "core/internal.h"
 

@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "proto/codec.h"
+#include "proto/cls_rbd.h"
 
 struct rbdl_image;
 

@@ -18,7 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "proto/codec.h"
+#include "proto/notify.h"
 #include "image.h"
 #include "core/internal.h"
 #include "updwatch.h"

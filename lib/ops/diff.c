@@ -63,7 +63,8 @@
 
 #include "rbd/librbd.h"
 
-#include "proto/codec.h"
+#include "proto/cls_rbd.h"
+#include "proto/objmap_wire.h"
 #include "diff.h"
 #include "image/image.h"
 #include "core/internal.h"
@@ -307,11 +308,6 @@ static int load_map(struct rbdl_image *img, uint64_t snap, uint8_t **bits,
 	return r;
 }
 
-static uint8_t bit2(const uint8_t *bits, uint64_t i)
-{
-	return (bits[i / 4] >> ((3 - i % 4) * 2)) & 3;
-}
-
 /*
  * librbd's object_map::DiffRequest in diff-iterate mode.  On success
  * *state (one byte per object, *nstate objects) holds DIFF_* values.
@@ -384,7 +380,7 @@ static int fast_diff(struct rbdl_image *img, const struct snapent *snaps,
 		}
 		st = ns;
 		for (uint64_t i = 0; i < want; i++) {
-			uint8_t m = bit2(bits, i);
+			uint8_t m = rbdl_om_state(bits, i);
 
 			if (i < cur) {
 				switch (st[i]) {

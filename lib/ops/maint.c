@@ -27,7 +27,11 @@
 #include "config.h"
 
 #include "maint.h"
-#include "proto/codec.h"
+#include "proto/wire.h"
+#include "proto/cls_rbd.h"
+#include "proto/cls_lock.h"
+#include "proto/notify.h"
+#include "proto/objmap_wire.h"
 #include "image/image.h"
 #include "core/internal.h"
 #include "io/io.h"
@@ -954,7 +958,7 @@ int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name)
 
 		/* Skip only what neither HEAD nor the snapshot has. */
 		if (map && snap_bits && o < snap_n && !may_exist(img, o) &&
-		    ((snap_bits[o / 4] >> ((3 - o % 4) * 2)) & 3) ==
+		    rbdl_om_state(snap_bits, o) ==
 			    RBDL_OBJ_NONEXISTENT)
 			continue;
 		obj_name(img, o, oid, sizeof(oid));

@@ -16,7 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/codec.h"
+#include "proto/wire.h"
+#include "proto/cls_rbd.h"
+#include "proto/cls_lock.h"
+#include "proto/notify.h"
+#include "proto/objmap_wire.h"
 
 /* Only calls into Check on failure; see check_striper.c. */
 #define EXPECT(c)							\
