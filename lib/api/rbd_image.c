@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/rados.h"
 #include "rbd/librbd.h"
 #include "rbdlite.h"
 
@@ -629,7 +630,7 @@ RBDL_API int rbd_metadata_get(rbd_image_t image, const char *key, char *value,
 	n = rbdl_encode_string(in, sizeof(in), key);
 	if (n < 0)
 		return (int)n;
-	r = rbdl_image_cls(img, "metadata_get", in, (size_t)n, &out, &outlen);
+	r = rbdl_cls_read(img->md_io, img->header_oid, "rbd", "metadata_get", in, (size_t)n, &out, &outlen);
 	if (r < 0)
 		return r;
 	r = rbdl_decode_string(out, outlen, &val);

@@ -30,6 +30,7 @@
 
 #include <rados/librados.h>
 
+#include "proto/rados.h"
 #include "rbd/librbd.h"
 #include "rbd/features.h"
 
@@ -783,66 +784,30 @@ struct rm_image {
 /* Header fields the removal needs, and PreRemoveRequest's checks. */
 static int rm_load(struct rm_image *m)
 {
-	uint8_t snapin[9], order;
-	uint64_t su = 0, sc = 0, seq, *snaps = NULL, dp, incompat;
-	uint32_t nsnaps = 0;
-	char *out;
-	size_t outlen;
-	int r;
+	struct rbdl_header h;
+	int r = rbdl_read_header(m->io, m->header, false, &h);
 
-	for (int i = 0; i < 8; i++)
-		snapin[i] = (uint8_t)(RBDL_NOSNAP >> (8 * i));
-	snapin[8] = 0;
-	r = rbdl_cls_read(m->io, m->header, "rbd", "get_size", snapin, 8,
-			  &out, &outlen);
 	if (r < 0)
 		return r;
-	r = rbdl_decode_get_size(out, outlen, &order, &m->size);
-	rados_buffer_free(out);
-	if (r < 0)
-		return r;
-	r = rbdl_cls_read(m->io, m->header, "rbd", "get_features", snapin, 9,
-			  &out, &outlen);
-	if (r < 0)
-		return r;
-	r = rbdl_decode_get_features(out, outlen, &m->features, &incompat);
-	rados_buffer_free(out);
-	if (r < 0)
-		return r;
-	r = rbdl_cls_read(m->io, m->header, "rbd", "get_object_prefix", NULL,
-			  0, &out, &outlen);
-	if (r < 0)
-		return r;
-	r = rbdl_decode_string(out, outlen, &m->prefix);
-	rados_buffer_free(out);
-	if (r < 0)
-		return r;
-	r = rbdl_read_stripe(m->io, m->header, m->features, &su, &sc);
-	if (r < 0)
-		return r;
-	if (rbdl_layout_init(&m->layout, order, su ? su : (1ULL << order),
-			     sc ? sc : 1) < 0)
-		return -EBADMSG;
-	m->data_pool = -1;
-	r = rbdl_cls_read_u64(m->io, m->header, "get_data_pool", NULL, 0, &dp);
+	m->size = h.size;
+	m->features = h.features;
+	m->prefix = h.object_prefix;
+	h.object_prefix = NULL;
+	if (rbdl_layout_init(&m->layout, h.order,
+			     h.su ? h.su : (1ULL << h.order),
+			     h.sc ? h.sc : 1) < 0)
+		r = -EBADMSG;
+	m->data_pool = h.data_pool;
 	if (r == 0)
-		m->data_pool = (int64_t)dp;
-	else if (r != -EOPNOTSUPP)
-		return r;
-	r = rbdl_cls_read_u64(m->io, m->header, "get_flags", snapin, 8, &m->flags);
-	if (r < 0)
-		return r;
-
+		r = rbdl_cls_read_u64_at(m->io, m->header, "get_flags",
+					 RBDL_NOSNAP, &m->flags);
 	/* PreRemoveRequest: migration, snapshots, group, watchers. */
-	if (m->features & RBD_FEATURE_MIGRATING)
-		return -EBUSY;
-	r = rbdl_read_snapcontext(m->io, m->header, &seq, &snaps, &nsnaps);
-	free(snaps);
-	if (r < 0)
-		return r;
-	if (nsnaps)
-		return -ENOTEMPTY;
-	return 0;
+	if (r == 0 && (m->features & RBD_FEATURE_MIGRATING))
+		r = -EBUSY;
+	if (r == 0 && h.nsnaps)
+		r = -ENOTEMPTY;
+	rbdl_header_free(&h);
+	return r;
 }
 
 struct watchers {

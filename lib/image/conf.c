@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "proto/rados.h"
 #include "conf.h"
 #include "image.h"
 #include "core/internal.h"

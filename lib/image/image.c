@@ -28,6 +28,7 @@
 #include "config.h"
 
 #include "image.h"
+#include "proto/rados.h"
 #include "proto/wire.h"
 #include "proto/cls_rbd.h"
 #include "proto/notify.h"
@@ -52,119 +53,6 @@
 	(RBD_FEATURE_LAYERING | RBD_FEATURE_STRIPINGV2 |                     \
 	 RBD_FEATURE_DATA_POOL | RBD_FEATURE_DIRTY_CACHE)
 
-static int cls_call(rados_ioctx_t io, const char *oid, const char *cls,
-		    const char *method, const void *in, size_t inlen,
-		    char **out, size_t *outlen);
-
-int rbdl_cls_write(rados_ioctx_t io, const char *oid, const char *cls,
-		   const char *method, const void *in, size_t inlen)
-{
-	rados_write_op_t op = rados_create_write_op();
-	int prval = 0, r;
-
-	if (!op)
-		return -ENOMEM;
-	rados_write_op_exec(op, cls, method, in, inlen, &prval);
-	r = rados_write_op_operate(op, io, oid, NULL, 0);
-	rados_release_write_op(op);
-	if (r >= 0 && prval < 0)
-		r = prval;
-	return r < 0 ? r : 0;
-}
-
-int rbdl_cls_read(rados_ioctx_t io, const char *oid, const char *cls,
-		  const char *method, const void *in, size_t inlen, char **out,
-		  size_t *outlen)
-{
-	return cls_call(io, oid, cls, method, in, inlen, out, outlen);
-}
-
-/*
- * Call one cls method with a read op.  On success *out (malloc'ed by
- * librados, free with rados_buffer_free) and *outlen hold the reply.
- */
-static int cls_call(rados_ioctx_t io, const char *oid, const char *cls,
-		    const char *method, const void *in, size_t inlen,
-		    char **out, size_t *outlen)
-{
-	rados_read_op_t op = rados_create_read_op();
-	int prval = 0, r;
-
-	if (!op)
-		return -ENOMEM;
-	*out = NULL;
-	*outlen = 0;
-	rados_read_op_exec(op, cls, method, in, inlen, out, outlen, &prval);
-	r = rados_read_op_operate(op, io, oid, 0);
-	rados_release_read_op(op);
-	if (r >= 0 && prval < 0)
-		r = prval;
-	if (r < 0 && *out) {
-		rados_buffer_free(*out);
-		*out = NULL;
-	}
-	return r < 0 ? r : 0;
-}
-
-static void le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-int rbdl_image_cls(struct rbdl_image *img, const char *method, const void *in,
-		   size_t inlen, char **out, size_t *outlen)
-{
-	return cls_call(img->md_io, img->header_oid, "rbd", method, in, inlen,
-			out, outlen);
-}
-
-int rbdl_cls_read_arg_u64(rados_ioctx_t io, const char *oid,
-			  const char *method, uint64_t arg, char **out,
-			  size_t *outlen)
-{
-	uint8_t in[8];
-
-	le64(in, arg);
-	return cls_call(io, oid, "rbd", method, in, sizeof(in), out, outlen);
-}
-
-int rbdl_ioctx_dup(rados_t cluster, int64_t pool, const char *ns,
-		   rados_ioctx_t *out)
-{
-	int r = rados_ioctx_create2(cluster, pool, out);
-
-	if (r < 0)
-		return r;
-	rados_ioctx_set_namespace(*out, ns);
-	return 0;
-}
-
-int rbdl_ioctx_namespace(rados_ioctx_t io, char **out)
-{
-	size_t cap = 128;
-
-	for (;;) {
-		char *buf = malloc(cap);
-
-		if (!buf)
-			return -ENOMEM;
-		int r = rados_ioctx_get_namespace(io, buf, cap);
-
-		if (r >= 0 && (size_t)r < cap) {
-			buf[r] = '\0';
-			*out = buf;
-			return 0;
-		}
-		free(buf);
-		if (r != -ERANGE && r < 0)
-			return r;
-		cap *= 4;
-		if (cap > 1 << 20)
-			return -ERANGE;
-	}
-}
-
 /* Resolve name -> id (or id -> name) in the image's pool and namespace. */
 static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 {
@@ -180,7 +68,7 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 		if (strlen(name) > 2048)
 			return -ENOENT;
 		snprintf(oid, sizeof(oid), "rbd_id.%s", name);
-		r = cls_call(img->md_io, oid, "rbd", "get_id", NULL, 0, &out,
+		r = rbdl_cls_read(img->md_io, oid, "rbd", "get_id", NULL, 0, &out,
 			     &outlen);
 		if (r == -ENOENT) {
 			/* A format 1 image has "<name>.rbd" instead. */
@@ -210,7 +98,7 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 			return -EINVAL;
 		rbdl_enc_init(&e, in, sizeof(in));
 		rbdl_enc_str(&e, id);
-		r = cls_call(img->md_io, "rbd_directory", "rbd",
+		r = rbdl_cls_read(img->md_io, "rbd_directory", "rbd",
 			     "dir_get_name", in, e.len, &out, &outlen);
 		if (r == -ENOENT) {
 			/* Not listed: in the trash (a parent removed while
@@ -238,116 +126,6 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 		return -ENOMEM;
 	snprintf(img->header_oid, n, "rbd_header.%s", img->id);
 	return 0;
-}
-
-/* The snapshot context, sorted as the OSD wants it (descending). */
-int rbdl_read_snapcontext(rados_ioctx_t io, const char *oid, uint64_t *seq,
-			  uint64_t **snaps, uint32_t *n)
-{
-	char *out;
-	size_t outlen;
-	int r = cls_call(io, oid, "rbd", "get_snapcontext", NULL, 0, &out,
-			 &outlen);
-
-	if (r < 0)
-		return r;
-	r = rbdl_decode_snapcontext(out, outlen, seq, snaps, n);
-	rados_buffer_free(out);
-	return r;
-}
-
-int rbdl_cls_read_u64(rados_ioctx_t io, const char *oid, const char *method,
-		      const void *in, size_t inlen, uint64_t *v)
-{
-	char *out;
-	size_t outlen;
-	int r = rbdl_cls_read(io, oid, "rbd", method, in, inlen, &out,
-			      &outlen);
-
-	if (r < 0)
-		return r;
-	r = rbdl_decode_u64(out, outlen, v);
-	rados_buffer_free(out);
-	return r;
-}
-
-int rbdl_read_stripe(rados_ioctx_t io, const char *oid, uint64_t features,
-		     uint64_t *su, uint64_t *sc)
-{
-	char *out;
-	size_t outlen;
-	int r;
-
-	if (!(features & RBD_FEATURE_STRIPINGV2))
-		return 0;
-	r = rbdl_cls_read(io, oid, "rbd", "get_stripe_unit_count", NULL, 0,
-			  &out, &outlen);
-	if (r == -ENOEXEC || r == -EINVAL)	/* old OSD: default layout */
-		return 0;
-	if (r < 0)
-		return r;
-	r = rbdl_decode_stripe(out, outlen, su, sc);
-	rados_buffer_free(out);
-	return r;
-}
-
-int rbdl_read_snapshot_info(rados_ioctx_t io, const char *oid, uint64_t id,
-			    struct rbdl_snap_info *si)
-{
-	char *out;
-	size_t outlen;
-	int r = rbdl_cls_read_arg_u64(io, oid, "snapshot_get", id, &out,
-				      &outlen);
-
-	if (r < 0)
-		return r;
-	r = rbdl_decode_snapshot_info(out, outlen, si);
-	rados_buffer_free(out);
-	return r;
-}
-
-int rbdl_image_read_u64(struct rbdl_image *img, const char *method,
-			uint64_t snap, uint64_t *v)
-{
-	uint8_t in[8];
-
-	le64(in, snap);
-	return rbdl_cls_read_u64(img->md_io, img->header_oid, method, in,
-				 sizeof(in), v);
-}
-
-static int read_size(struct rbdl_image *img, uint64_t snap, uint8_t *order,
-		     uint64_t *size)
-{
-	char *out;
-	size_t outlen;
-	int r = rbdl_cls_read_arg_u64(img->md_io, img->header_oid,
-				      "get_size", snap, &out, &outlen);
-
-	if (r < 0)
-		return r;
-	r = rbdl_decode_get_size(out, outlen, order, size);
-	rados_buffer_free(out);
-	return r;
-}
-
-static int read_features(struct rbdl_image *img, uint64_t *features,
-			 uint64_t *incompat)
-{
-	uint8_t in[9];
-	char *out;
-	size_t outlen;
-	int r;
-
-	le64(in, RBDL_NOSNAP);
-	in[8] = 1;	/* read_only: ask only about read incompatibility */
-	r = cls_call(img->md_io, img->header_oid, "rbd", "get_features", in,
-		     sizeof(in), &out, &outlen);
-	if (r < 0)
-		return r;
-	r = rbdl_decode_get_features(out, outlen, features, incompat);
-	rados_buffer_free(out);
-	return r;
 }
 
 /* Find a user snapshot by name: its id and size. */
@@ -543,7 +321,7 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 		/* Updates may have been missed while unwatched. */
 		rbdl_updw_notify(img);
 	}
-	r = read_size(img, RBDL_NOSNAP, &order, &size);
+	r = rbdl_read_size(img->md_io, img->header_oid, RBDL_NOSNAP, &order, &size);
 	if (r < 0)
 		goto out;
 	if (img->snap_id != RBDL_NOSNAP) {
@@ -551,12 +329,12 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 		 * snapshot was removed meanwhile, as librbd keeps reading). */
 		uint64_t ssize;
 
-		if (read_size(img, img->snap_id, &order, &ssize) == 0)
+		if (rbdl_read_size(img->md_io, img->header_oid, img->snap_id, &order, &ssize) == 0)
 			size = ssize;
 		else
 			size = atomic_load(&img->size);
 	}
-	r = read_features(img, &features, &incompat);
+	r = rbdl_read_features(img->md_io, img->header_oid, true, &features, &incompat);
 	if (r < 0)
 		goto out;
 	/* A flatten, a shrink or a finished migration changes what backs
@@ -564,7 +342,7 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 	r = rbdl_parent_update(img, img->snap_id, size, features);
 	if (r < 0)
 		goto out;
-	r = rbdl_image_read_u64(img, "get_flags", RBDL_NOSNAP, &flags);
+	r = rbdl_cls_read_u64_at(img->md_io, img->header_oid, "get_flags", RBDL_NOSNAP, &flags);
 	if (r < 0)
 		goto out;
 	r = rbdl_read_snapcontext(img->md_io, img->header_oid, &seq,
@@ -745,10 +523,10 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		      const char *name, const char *id, const char *snap_name,
 		      uint64_t snap_id)
 {
-	uint64_t features, incompat, size, su = 0, sc = 0, flags = 0;
+	uint64_t features, incompat, size, flags = 0;
+	struct rbdl_header h;
 	uint8_t order;
-	char *out, *ns = NULL;
-	size_t outlen;
+	char *ns = NULL;
 	int r;
 
 	img->cluster = rados_ioctx_get_cluster(io);
@@ -766,36 +544,24 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 	if (r < 0)
 		goto out;
 
-	r = read_size(img, RBDL_NOSNAP, &order, &size);
-	if (r < 0) {
-		uint64_t psize;
-		time_t pmtime;
-
-		/* The cls reports a missing header as EIO; librbd says
-		 * ENOENT, the image is not there. */
-		if (rados_stat(img->md_io, img->header_oid, &psize,
-			       &pmtime) == -ENOENT)
-			r = -ENOENT;
-		goto out;
-	}
-	r = cls_call(img->md_io, img->header_oid, "rbd", "get_object_prefix",
-		     NULL, 0, &out, &outlen);
+	r = rbdl_read_header(img->md_io, img->header_oid, true, &h);
 	if (r < 0)
 		goto out;
-	r = rbdl_decode_string(out, outlen, &img->object_prefix);
-	rados_buffer_free(out);
-	if (r < 0)
-		goto out;
+	order = h.order;
+	size = h.size;
+	features = h.features;
+	/* The image owns what the header loader allocated. */
+	img->object_prefix = h.object_prefix;
+	img->snaps = h.snaps;
+	img->snap_seq = h.snap_seq;
+	img->nsnaps = h.nsnaps;
 	if (strlen(img->object_prefix) > RBDL_OID_PREFIX_MAX) {
 		r = -EBADMSG;
 		goto out;
 	}
-	r = read_features(img, &features, &incompat);
-	if (r < 0)
-		goto out;
 	/* Whether a migrating image can be read is decided with its
 	 * backing image (rbdl_parent_update); it is never written. */
-	incompat &= ~(uint64_t)RBD_FEATURE_MIGRATING;
+	incompat = h.incompat & ~(uint64_t)RBD_FEATURE_MIGRATING;
 	atomic_init(&img->features, features);
 	if (incompat & ~(uint64_t)RBDL_READ_SUPPORTED) {
 		rbdl_log("image %s has features 0x%" PRIx64
@@ -804,46 +570,23 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		r = -ENOSYS;
 		goto out;
 	}
-	r = rbdl_read_stripe(img->md_io, img->header_oid, features, &su, &sc);
-	if (r < 0)
-		goto out;
-	r = rbdl_layout_init(&img->layout, order, su, sc);
+	r = rbdl_layout_init(&img->layout, order, h.su, h.sc);
 	/* rbd_get_stripe_unit reports the stored unit even when a stripe
 	 * count of 1 makes it irrelevant to the mapping (ImageCtx keeps it). */
-	img->stripe_unit = su && sc ? su : img->layout.object_size;
+	img->stripe_unit = h.su && h.sc ? h.su : img->layout.object_size;
 	if (r < 0) {
 		rbdl_log("image %s has an invalid layout (order %u, stripe "
 			 "unit %" PRIu64 ", count %" PRIu64 ")",
-			 img->name, order, su, sc);
+			 img->name, order, h.su, h.sc);
 		r = -EBADMSG;
 		goto out;
 	}
-	img->data_pool_id = -1;
-	{
-		uint64_t dp;
-
-		r = cls_call(img->md_io, img->header_oid, "rbd",
-			     "get_data_pool", NULL, 0, &out, &outlen);
-		/* EOPNOTSUPP: an old OSD, so no data pool. */
-		if (r == 0) {
-			r = rbdl_decode_u64(out, outlen, &dp);
-			rados_buffer_free(out);
-			if (r < 0)
-				goto out;
-			img->data_pool_id = (int64_t)dp;
-		} else if (r != -EOPNOTSUPP) {
-			goto out;
-		}
-	}
-	r = rbdl_read_snapcontext(img->md_io, img->header_oid, &img->snap_seq,
-				  &img->snaps, &img->nsnaps);
-	if (r < 0)
-		goto out;
+	img->data_pool_id = h.data_pool;
 	atomic_init(&img->wr_nsnaps, img->nsnaps);
 	img->snap_id = RBDL_NOSNAP;
 	if (!snap_name && snap_id != RBDL_NOSNAP) {
 		/* A backing image at its snapshot (by id). */
-		r = read_size(img, snap_id, &order, &size);
+		r = rbdl_read_size(img->md_io, img->header_oid, snap_id, &order, &size);
 		if (r < 0)
 			goto out;
 		img->snap_id = snap_id;
@@ -861,7 +604,7 @@ static int image_load(struct rbdl_image *img, rados_ioctx_t io,
 		img->read_only = true;
 		atomic_store(&img->at_snap, true);
 	}
-	r = rbdl_image_read_u64(img, "get_flags", img->snap_id, &flags);
+	r = rbdl_cls_read_u64_at(img->md_io, img->header_oid, "get_flags", img->snap_id, &flags);
 	if (r < 0)
 		goto out;
 	r = rbdl_parent_update(img, img->snap_id, size, features);

@@ -168,64 +168,9 @@ static inline struct rbdl_image *rbdl_image_from_user(void *p)
 	return h->img;
 }
 
-/*
- * rbdl_ioctx_dup: a new ioctx on pool (by id) and namespace ns of cluster.
- * rbdl_ioctx_namespace: io's namespace as a malloc'ed string ("" for the
- * default one).  Both return 0 or a negative errno.
- */
-int rbdl_ioctx_dup(rados_t cluster, int64_t pool, const char *ns,
-		   rados_ioctx_t *out);
-int rbdl_ioctx_namespace(rados_ioctx_t io, char **out);
 /* A new ioctx on the image's data objects (data pool or metadata pool, in
  * the image's namespace), with no snapshot context and reading HEAD. */
 int rbdl_image_data_ioctx(struct rbdl_image *img, rados_ioctx_t *out);
-/* Stripe unit and count from the header (get_stripe_unit_count) when
- * features has STRIPINGV2 and the OSD knows the method; otherwise *su and
- * *sc are left as they are.  0 or a negative errno. */
-int rbdl_read_stripe(rados_ioctx_t io, const char *oid, uint64_t features,
-		     uint64_t *su, uint64_t *sc);
-
-/*
- * Synchronous cls method calls (control path): rbdl_cls_read runs a read
- * op and returns the reply in *out (free with rados_buffer_free);
- * rbdl_cls_write runs a write op.  Both return 0 or a negative errno.
- */
-int rbdl_cls_read(rados_ioctx_t io, const char *oid, const char *cls,
-		  const char *method, const void *in, size_t inlen, char **out,
-		  size_t *outlen);
-int rbdl_cls_write(rados_ioctx_t io, const char *oid, const char *cls,
-		   const char *method, const void *in, size_t inlen);
-/* A cls "rbd" read method whose input is one u64 (a snapshot id:
- * get_size, snapshot_get, parent_overlap_get, ...); reply as for
- * rbdl_cls_read. */
-int rbdl_cls_read_arg_u64(rados_ioctx_t io, const char *oid,
-			  const char *method, uint64_t arg, char **out,
-			  size_t *outlen);
-/* A cls "rbd" read method whose reply is one u64 (get_flags,
- * get_data_pool, ...): 0 with *v set, or a negative errno. */
-int rbdl_cls_read_u64(rados_ioctx_t io, const char *oid, const char *method,
-		      const void *in, size_t inlen, uint64_t *v);
-
-/*
- * Call cls "rbd" method on the image header (control path, synchronous).
- * On success *out (free with rados_buffer_free) holds the reply.
- */
-int rbdl_image_cls(struct rbdl_image *img, const char *method, const void *in,
-		   size_t inlen, char **out, size_t *outlen);
-
-/* snapshot_get of snapshot id on header oid, decoded (free with
- * rbdl_snap_info_free); -ENOENT if there is no such snapshot. */
-struct rbdl_snap_info;
-int rbdl_read_snapshot_info(rados_ioctx_t io, const char *oid, uint64_t id,
-			    struct rbdl_snap_info *si);
-/* A u64-reply method of the image header taking a snapshot id
- * (get_flags, ...). */
-int rbdl_image_read_u64(struct rbdl_image *img, const char *method,
-			uint64_t snap, uint64_t *v);
-/* get_snapcontext of header oid: *snaps (malloc'ed, descending). */
-int rbdl_read_snapcontext(rados_ioctx_t io, const char *oid, uint64_t *seq,
-			  uint64_t **snaps, uint32_t *n);
-
 /*
  * rbd_snap_set: switch the read view to snapshot snap_name (NULL: back to
  * HEAD).  In-flight I/O is drained first (caller holds maint_mu).  At a

@@ -18,6 +18,7 @@
  */
 #include "config.h"
 
+#include "proto/rados.h"
 #include "lock.h"
 #include "proto/cls_lock.h"
 #include "proto/notify.h"
@@ -38,77 +39,6 @@
 #define LOCK_TAG "internal"
 #define NOTIFY_TIMEOUT_MS 5000
 #define RETRY_WAIT_S 10
-
-/* ---- cls "lock" on any object ------------------------------------------- */
-
-int rbdl_lockobj_lock(rados_ioctx_t io, const char *oid, const char *cookie,
-		      const char *tag)
-{
-	uint8_t in[256];
-	long n = rbdl_encode_lock_lock(in, sizeof(in), LOCK_NAME,
-				       RBDL_LOCK_EXCLUSIVE, cookie, tag, "", 0,
-				       0, 0);
-
-	if (n < 0)
-		return (int)n;
-	return rbdl_cls_write(io, oid, "lock", "lock", in, (size_t)n);
-}
-
-int rbdl_lockobj_unlock(rados_ioctx_t io, const char *oid, const char *cookie)
-{
-	uint8_t in[128];
-	long n = rbdl_encode_lock_unlock(in, sizeof(in), LOCK_NAME, cookie);
-
-	if (n < 0)
-		return (int)n;
-	return rbdl_cls_write(io, oid, "lock", "unlock", in, (size_t)n);
-}
-
-int rbdl_lockobj_info(rados_ioctx_t io, const char *oid,
-		      struct rbdl_lock_info *li)
-{
-	uint8_t in[64];
-	long n = rbdl_encode_lock_get_info(in, sizeof(in), LOCK_NAME);
-	char *out;
-	size_t outlen;
-	int r;
-
-	if (n < 0)
-		return (int)n;
-	r = rbdl_cls_read(io, oid, "lock", "get_info", in, (size_t)n, &out,
-			  &outlen);
-	if (r < 0)
-		return r;
-	r = rbdl_decode_lock_info(out, outlen, li);
-	rados_buffer_free(out);
-	return r;
-}
-
-static int break_one(rados_ioctx_t io, const char *oid,
-		     const struct rbdl_locker *l)
-{
-	uint8_t in[256];
-	long n = rbdl_encode_lock_break(in, sizeof(in), LOCK_NAME,
-					l->entity_type, l->entity_num,
-					l->cookie);
-	int r;
-
-	if (n < 0)
-		return (int)n;
-	r = rbdl_cls_write(io, oid, "lock", "break_lock", in, (size_t)n);
-	return r == -ENOENT ? 0 : r;
-}
-
-void rbdl_lockobj_break_all(rados_ioctx_t io, const char *oid)
-{
-	struct rbdl_lock_info li;
-
-	if (rbdl_lockobj_info(io, oid, &li) < 0)
-		return;
-	for (uint32_t i = 0; i < li.n_lockers; i++)
-		break_one(io, oid, &li.lockers[i]);
-	rbdl_lock_info_free(&li);
-}
 
 /* ---- notifications ------------------------------------------------------ */
 
@@ -260,7 +190,7 @@ static int do_acquire(struct rbdl_image *img)
 			return -EAGAIN;
 		}
 		blocklist_owner(img, l->addr);
-		r = break_one(img->md_io, img->header_oid, l);
+		r = rbdl_lockobj_break(img->md_io, img->header_oid, l);
 		rbdl_lock_info_free(&li);
 		if (r < 0)
 			return r;
@@ -802,7 +732,7 @@ int rbdl_lock_break_owner(struct rbdl_image *img, const char *owner)
 		rbdl_log("image %s: cannot blocklist lock owner %s (%d)",
 			 img->name, addr, r);
 	} else {
-		r = break_one(img->md_io, img->header_oid, &li.lockers[0]);
+		r = rbdl_lockobj_break(img->md_io, img->header_oid, &li.lockers[0]);
 	}
 	rbdl_lock_info_free(&li);
 	return r;

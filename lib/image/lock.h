@@ -135,12 +135,4 @@ void rbdl_lock_cookie(struct rbdl_image *img, char *buf, size_t len);
  * the open image to a snapshot, as librbd's SetSnapRequest does). */
 void rbdl_lock_drop(struct rbdl_image *img);
 
-/* cls "lock" helpers on any object (control path, synchronous). */
-int rbdl_lockobj_lock(rados_ioctx_t io, const char *oid, const char *cookie,
-		      const char *tag);
-int rbdl_lockobj_unlock(rados_ioctx_t io, const char *oid, const char *cookie);
-int rbdl_lockobj_info(rados_ioctx_t io, const char *oid,
-		      struct rbdl_lock_info *li);
-void rbdl_lockobj_break_all(rados_ioctx_t io, const char *oid);
-
 #endif /* RBDL_LOCK_H */

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include "proto/rados.h"
 #include "objmap.h"
 #include "proto/wire.h"
 #include "proto/cls_rbd.h"

@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include "proto/rados.h"
 #include "parent.h"
 #include "proto/wire.h"
 #include "image.h"

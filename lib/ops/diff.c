@@ -61,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/rados.h"
 #include "rbd/librbd.h"
 
 #include "proto/cls_rbd.h"
@@ -353,7 +354,7 @@ static int fast_diff(struct rbdl_image *img, const struct snapent *snaps,
 			}
 			size = s->size;
 		}
-		r = rbdl_image_read_u64(img, "get_flags", id, &flags);
+		r = rbdl_cls_read_u64_at(img->md_io, img->header_oid, "get_flags", id, &flags);
 		if (r < 0)
 			goto out;
 		if (flags & RBD_FLAG_FAST_DIFF_INVALID) {

@@ -26,6 +26,7 @@
  */
 #include "config.h"
 
+#include "proto/rados.h"
 #include "maint.h"
 #include "proto/wire.h"
 #include "proto/cls_rbd.h"
@@ -783,7 +784,7 @@ static int protection_status(struct rbdl_image *img, uint64_t snap_id,
 	int r;
 
 	enc_u64(in, snap_id);
-	r = rbdl_image_cls(img, "get_protection_status", in, sizeof(in), &buf,
+	r = rbdl_cls_read(img->md_io, img->header_oid, "rbd", "get_protection_status", in, sizeof(in), &buf,
 			   &len);
 	if (r < 0)
 		return r;
