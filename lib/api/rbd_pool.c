@@ -30,6 +30,7 @@
 
 #include <rados/librados.h>
 
+#include "proto/oid.h"
 #include "proto/rados.h"
 #include "rbd/librbd.h"
 #include "rbd/features.h"
@@ -54,9 +55,8 @@
 #define TRASH_SOURCE_REMOVING 3
 #define OBJECT_NONEXISTENT 0
 /* Object names: RADOS refuses names over osd_max_object_name_len (2048). */
-#define OID_MAX 2112
 /* cls inputs holding up to two names */
-#define IN_MAX (2 * OID_MAX + 64)
+#define IN_MAX (2 * RBDL_OID_MAX + 64)
 
 /* ---- image options ------------------------------------------------------------ */
 
@@ -358,20 +358,20 @@ struct create_req {
  * in librbd's order; returns saved. */
 static int create_cleanup(struct create_req *c, int saved, int stage)
 {
-	char oid[OID_MAX];
+	char oid[RBDL_OID_MAX];
 	uint8_t in[IN_MAX];
 	long n;
 
 	if (stage >= 4) {
-		snprintf(oid, sizeof(oid), "rbd_object_map.%s", c->id);
+		rbdl_oid_object_map(oid, sizeof(oid), c->id, RBDL_NOSNAP);
 		remove_obj(c->io, oid);
 	}
 	if (stage >= 3) {
-		snprintf(oid, sizeof(oid), "rbd_header.%s", c->id);
+		rbdl_oid_header(oid, sizeof(oid), c->id);
 		remove_obj(c->io, oid);
 	}
 	if (stage >= 2) {
-		snprintf(oid, sizeof(oid), "rbd_id.%s", c->name);
+		rbdl_oid_id(oid, sizeof(oid), c->name);
 		remove_obj(c->io, oid);
 	}
 	n = rbdl_encode_dir_entry(in, sizeof(in), c->name, c->id);
@@ -384,7 +384,7 @@ static int create_cleanup(struct create_req *c, int saved, int stage)
 /* CreateRequest::send and its continuation. */
 static int create_v2(struct create_req *c)
 {
-	char oid[OID_MAX], prefix[OID_MAX];
+	char oid[RBDL_OID_MAX], prefix[RBDL_OID_MAX];
 	uint8_t in[IN_MAX], st[1];
 	long n;
 	int r;
@@ -400,7 +400,7 @@ static int create_v2(struct create_req *c)
 		return r;
 
 	/* create_id_object */
-	snprintf(oid, sizeof(oid), "rbd_id.%s", c->name);
+	rbdl_oid_id(oid, sizeof(oid), c->name);
 	n = rbdl_encode_string(in, sizeof(in), c->id);
 	r = n < 0 ? (int)n
 		  : write_op(c->io, oid, true, "set_id", in, (size_t)n, NULL,
@@ -426,14 +426,13 @@ static int create_v2(struct create_req *c)
 	}
 
 	/* create_image */
-	if (c->data_pool_id != -1)
-		snprintf(prefix, sizeof(prefix), "rbd_data.%" PRId64 ".%s",
-			 rados_ioctx_get_id(c->io), c->id);
-	else
-		snprintf(prefix, sizeof(prefix), "rbd_data.%s", c->id);
+	rbdl_oid_data_prefix(prefix, sizeof(prefix),
+			     c->data_pool_id != -1 ? rados_ioctx_get_id(c->io)
+						   : -1,
+			     c->id);
 	if (strlen(prefix) > MAX_PREFIX_LENGTH)
 		return create_cleanup(c, -EINVAL, 2);
-	snprintf(oid, sizeof(oid), "rbd_header.%s", c->id);
+	rbdl_oid_header(oid, sizeof(oid), c->id);
 	n = rbdl_encode_create_image(in, sizeof(in), c->size,
 				     (uint8_t)c->order, c->features, prefix,
 				     c->data_pool_id);
@@ -459,7 +458,7 @@ static int create_v2(struct create_req *c)
 
 	/* object_map_resize: the HEAD object map, every object nonexistent */
 	if (c->features & RBD_FEATURE_OBJECT_MAP) {
-		snprintf(oid, sizeof(oid), "rbd_object_map.%s", c->id);
+		rbdl_oid_object_map(oid, sizeof(oid), c->id, RBDL_NOSNAP);
 		n = rbdl_encode_object_map_resize(
 			in, sizeof(in),
 			rbdl_layout_num_objects(&c->layout, c->size),
@@ -601,7 +600,7 @@ static int create_image(rados_ioctx_t io, const char *name, uint64_t size,
 {
 	struct rbdl_conf cf;
 	uint64_t v, format, order = 0;
-	char oid[OID_MAX];
+	char oid[RBDL_OID_MAX];
 	rados_ioctx_t cio;
 	char *ns;
 	int r;
@@ -611,7 +610,7 @@ static int create_image(rados_ioctx_t io, const char *name, uint64_t size,
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FLATTEN, &v) == 0 ||
 	    rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_CLONE_FORMAT, &v) == 0)
 		return -EINVAL;
-	if (strlen(name) > OID_MAX - 16)
+	if (strlen(name) > RBDL_OID_MAX - 16)
 		return -ENAMETOOLONG;	/* RADOS would refuse the names */
 
 	rbdl_conf_load(&cf, io, NULL);
@@ -632,10 +631,10 @@ static int create_image(rados_ioctx_t io, const char *name, uint64_t size,
 		uint64_t psize;
 		time_t pmtime;
 
-		snprintf(oid, sizeof(oid), "%s.rbd", name);
+		rbdl_oid_v1_header(oid, sizeof(oid), name);
 		r = rados_stat(cio, oid, &psize, &pmtime);
 		if (r == -ENOENT) {
-			snprintf(oid, sizeof(oid), "rbd_id.%s", name);
+			rbdl_oid_id(oid, sizeof(oid), name);
 			r = rados_stat(cio, oid, &psize, &pmtime);
 		}
 		if (r == 0)
@@ -774,7 +773,7 @@ struct rm_image {
 	rados_ioctx_t dio;		/* data objects */
 	const char *name;
 	char *id;
-	char header[OID_MAX];
+	char header[RBDL_OID_MAX];
 	char *prefix;
 	uint64_t size, features, flags;
 	struct rbdl_layout layout;
@@ -889,7 +888,7 @@ static int check_unsupported(struct rm_image *m)
 {
 	char *out;
 	size_t outlen;
-	uint8_t in[OID_MAX + 8];
+	uint8_t in[RBDL_OID_MAX + 8];
 	long n;
 	int r;
 
@@ -925,7 +924,7 @@ static int detach_child(struct rm_image *m, const char *ns)
 	uint64_t opf = 0;
 	rados_ioctx_t pio;
 	uint8_t in[IN_MAX];
-	char oid[OID_MAX], *out;
+	char oid[RBDL_OID_MAX], *out;
 	size_t outlen;
 	long n;
 	int r = rbdl_cls_read(m->io, m->header, "rbd", "parent_get", NULL, 0,
@@ -950,7 +949,7 @@ static int detach_child(struct rm_image *m, const char *ns)
 				   ps.pool_namespace, &pio);
 		if (r < 0)
 			goto out;
-		snprintf(oid, sizeof(oid), "rbd_header.%s", ps.image_id);
+		rbdl_oid_header(oid, sizeof(oid), ps.image_id);
 		n = rbdl_encode_child_detach(in, sizeof(in), ps.snap_id,
 					     rados_ioctx_get_id(m->io), m->id,
 					     ns);
@@ -992,11 +991,11 @@ static int trim_data(struct rm_image *m, uint64_t window)
 
 	if ((m->features & RBD_FEATURE_OBJECT_MAP) &&
 	    !(m->flags & RBD_FLAG_OBJECT_MAP_INVALID)) {
-		char oid[OID_MAX], *out;
+		char oid[RBDL_OID_MAX], *out;
 		size_t outlen;
 		uint64_t n;
 
-		snprintf(oid, sizeof(oid), "rbd_object_map.%s", m->id);
+		rbdl_oid_object_map(oid, sizeof(oid), m->id, RBDL_NOSNAP);
 		if (rbdl_cls_read(m->io, oid, "rbd", "object_map_load", NULL, 0,
 				  &out, &outlen) == 0) {
 			if (rbdl_decode_object_map(out, outlen, &bits, &n) < 0 ||
@@ -1020,14 +1019,13 @@ static int trim_data(struct rm_image *m, uint64_t window)
 		uint64_t k = 0;
 
 		for (; k < window && o < nobjs; o++) {
-			char oid[OID_MAX];
+			char oid[RBDL_OID_MAX];
 			int e;
 
 			if (bits && rbdl_om_state(bits, o) ==
 					    OBJECT_NONEXISTENT)
 				continue;
-			snprintf(oid, sizeof(oid), "%s.%016" PRIx64, m->prefix,
-				 o);
+			rbdl_oid_data(oid, sizeof(oid), m->prefix, o);
 			e = rados_aio_create_completion2(NULL, NULL, &comps[k]);
 			if (e < 0) {
 				r = e;
@@ -1062,7 +1060,7 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 {
 	struct rm_image m;
 	struct rbdl_conf cf;
-	char oid[OID_MAX];
+	char oid[RBDL_OID_MAX];
 	uint8_t in[IN_MAX];
 	bool busy = false;
 	long n;
@@ -1072,7 +1070,7 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 	m.io = io;
 	m.name = name;
 	m.id = id;
-	snprintf(m.header, sizeof(m.header), "rbd_header.%s", id);
+	rbdl_oid_header(m.header, sizeof(m.header), id);
 	r = rm_load(&m);
 	if (r == -ENOENT || r == -EIO) {
 		uint64_t psize;
@@ -1118,13 +1116,13 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 	r = remove_obj(io, m.header);
 	if (r < 0)
 		goto out;
-	snprintf(oid, sizeof(oid), "rbd_object_map.%s", id);
+	rbdl_oid_object_map(oid, sizeof(oid), id, RBDL_NOSNAP);
 	r = remove_obj(io, oid);
 	if (r < 0)
 		goto out;
 drop_names:
 	/* The id object, unless the name now belongs to another image. */
-	snprintf(oid, sizeof(oid), "rbd_id.%s", name);
+	rbdl_oid_id(oid, sizeof(oid), name);
 	{
 		char *out, *cur = NULL;
 		size_t outlen;
@@ -1210,7 +1208,7 @@ static int finish_trashed(rados_ioctx_t io, const char *name, const char *ns)
 RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
 {
 	rados_ioctx_t mio;
-	char oid[OID_MAX], *ns, *id = NULL, *out;
+	char oid[RBDL_OID_MAX], *ns, *id = NULL, *out;
 	uint8_t in[IN_MAX];
 	size_t outlen;
 	bool in_dir = true;
@@ -1219,7 +1217,7 @@ RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
 
 	if (!io || !name)
 		return -EINVAL;
-	if (strlen(name) > OID_MAX - 16)
+	if (strlen(name) > RBDL_OID_MAX - 16)
 		return -ENOENT;	/* no such object can exist */
 	r = rbdl_ioctx_namespace(io, &ns);
 	if (r < 0)
@@ -1240,14 +1238,14 @@ RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
 		r = finish_trashed(mio, name, ns);
 		if (r != -ENOENT)
 			goto out;
-		snprintf(oid, sizeof(oid), "rbd_id.%s", name);
+		rbdl_oid_id(oid, sizeof(oid), name);
 		r = rbdl_cls_read(mio, oid, "rbd", "get_id", NULL, 0, &out,
 				  &outlen);
 		if (r == -ENOENT) {
 			uint64_t psize;
 			time_t pmtime;
 
-			snprintf(oid, sizeof(oid), "%s.rbd", name);
+			rbdl_oid_v1_header(oid, sizeof(oid), name);
 			if (rados_stat(mio, oid, &psize, &pmtime) == 0)
 				r = -EOPNOTSUPP;
 			goto out;

@@ -27,6 +27,7 @@
  */
 #include "config.h"
 
+#include "proto/oid.h"
 #include "image.h"
 #include "proto/rados.h"
 #include "proto/wire.h"
@@ -43,8 +44,6 @@
 #include <string.h>
 
 #include "rbd/librbd.h"
-
-#define RBDL_OID_PREFIX_MAX 96
 
 /* Incompatible features a reader understands.  dirty-cache: librbd 16.2
  * without a persistent-cache plugin opens such an image and reads RADOS;
@@ -63,11 +62,11 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 	if (name) {
 		/* librbd opens names of any length RADOS accepts
 		 * (osd_max_object_name_len, 2048). */
-		char oid[2048 + 16];
+		char oid[RBDL_OID_MAX];
 
-		if (strlen(name) > 2048)
+		if (strlen(name) > RBDL_NAME_MAX)
 			return -ENOENT;
-		snprintf(oid, sizeof(oid), "rbd_id.%s", name);
+		rbdl_oid_id(oid, sizeof(oid), name);
 		r = rbdl_cls_read(img->md_io, oid, "rbd", "get_id", NULL, 0, &out,
 			     &outlen);
 		if (r == -ENOENT) {
@@ -75,7 +74,7 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 			uint64_t psize;
 			time_t pmtime;
 
-			snprintf(oid, sizeof(oid), "%s.rbd", name);
+			rbdl_oid_v1_header(oid, sizeof(oid), name);
 			if (rados_stat(img->md_io, oid, &psize, &pmtime) == 0) {
 				rbdl_log("image %s is format 1, which "
 					 "librbdlite does not support", name);
@@ -124,7 +123,7 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 	img->header_oid = malloc(n);
 	if (!img->header_oid)
 		return -ENOMEM;
-	snprintf(img->header_oid, n, "rbd_header.%s", img->id);
+	rbdl_oid_header(img->header_oid, n, img->id);
 	return 0;
 }
 

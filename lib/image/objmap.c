@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include "proto/oid.h"
 #include "proto/rados.h"
 #include "objmap.h"
 #include "proto/wire.h"
@@ -60,7 +61,7 @@ int rbdl_objmap_init(struct rbdl_image *img)
 	om->oid = malloc(n);
 	if (!om->oid)
 		return -ENOMEM;
-	snprintf(om->oid, n, "rbd_object_map.%s", img->id);
+	rbdl_oid_object_map(om->oid, n, img->id, RBDL_NOSNAP);
 	pthread_mutex_init(&om->mu, NULL);
 	return 0;
 }

@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include "proto/oid.h"
 #include "proto/rados.h"
 #include "parent.h"
 #include "proto/wire.h"
@@ -392,7 +393,7 @@ int rbdl_parent_describe(struct rbdl_image *img, struct rbdl_parent_desc *d)
 	struct rbdl_parent_spec ps;
 	struct rbdl_snap_info si;
 	rados_ioctx_t io;
-	char buf[256], header[256];
+	char buf[256], header[RBDL_OID_MAX];
 	uint64_t overlap;
 	int r;
 
@@ -416,7 +417,7 @@ int rbdl_parent_describe(struct rbdl_image *img, struct rbdl_parent_desc *d)
 		goto fail;
 	r = parent_name(io, ps.image_id, &d->image_name, &d->trash);
 	if (r == 0) {
-		snprintf(header, sizeof(header), "rbd_header.%s", ps.image_id);
+		rbdl_oid_header(header, sizeof(header), ps.image_id);
 		r = rbdl_read_snapshot_info(io, header, ps.snap_id, &si);
 	}
 	if (r == 0) {

@@ -30,6 +30,7 @@
  */
 #include "config.h"
 
+#include "proto/oid.h"
 #include "io.h"
 #include "core/internal.h"
 #include "image/lock.h"
@@ -49,7 +50,6 @@
 
 #define RBDL_REQ_INLINE_OBJS 4
 #define RBDL_REQ_INLINE_SEGS 8
-#define RBDL_OID_MAX 128
 #define RBDL_MAX_ERRNO 4095
 #define RBDL_FADVISE_MASK                                                    \
 	(LIBRADOS_OP_FLAG_FADVISE_RANDOM |                                   \
@@ -91,7 +91,7 @@ struct rbdl_objreq {
 	struct rbdl_pxfer *cu;	/* copy-up data to prepend to the op */
 	char *heap;		/* expanded write-same data */
 	struct rbdl_omwaiter omw;	/* waiting for an object map update */
-	char oid[RBDL_OID_MAX];
+	char oid[RBDL_DATA_OID_MAX];
 };
 
 struct rbdl_req {
@@ -764,8 +764,7 @@ static void snap_maps_send(struct rbdl_pxfer *px, struct rbdl_image *img,
 		rados_write_op_t op = rados_create_write_op();
 		int r = len < 0 ? (int)len : !op ? -ENOMEM : 0;
 
-		snprintf(oid, sizeof(oid), "rbd_object_map.%s.%016" PRIx64,
-			 img->id, snaps[i]);
+		rbdl_oid_object_map(oid, sizeof(oid), img->id, snaps[i]);
 		if (r == 0)
 			r = rados_aio_create_completion2(px, copyup_map_done,
 							 &rc);
@@ -881,8 +880,7 @@ int rbdl_io_copyup_sync(struct rbdl_image *img, uint64_t objno,
 
 	if (!obj_backed(pv, &img->layout, objno))
 		return 0;
-	snprintf(oid, sizeof(oid), "%s.%016" PRIx64, img->object_prefix,
-		 objno);
+	rbdl_oid_data(oid, sizeof(oid), img->object_prefix, objno);
 	r = rados_stat(img->rd_io, oid, &psize, &pmtime);
 	if (r != -ENOENT)
 		return r;	/* exists (0): its own data already */
@@ -1099,8 +1097,7 @@ static uint32_t piece_segs(const struct bufdesc *b, const struct rbdl_piece *p,
 
 static void build_oid(struct rbdl_req *req, struct rbdl_objreq *o)
 {
-	snprintf(o->oid, sizeof(o->oid), "%s.%016" PRIx64,
-		 req->img->object_prefix, o->objno);
+	rbdl_oid_data(o->oid, sizeof(o->oid), req->img->object_prefix, o->objno);
 }
 
 static int send_read(struct rbdl_req *req, struct rbdl_objreq *o)

@@ -61,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/oid.h"
 #include "proto/rados.h"
 #include "rbd/librbd.h"
 
@@ -291,15 +292,14 @@ static const struct snapent *snap_find(const struct snapent *v, uint32_t n,
 static int load_map(struct rbdl_image *img, uint64_t snap, uint8_t **bits,
 		    uint64_t *n)
 {
-	char oid[256], *buf;
+	char oid[RBDL_OID_MAX], *buf;
 	size_t len;
 	int r;
 
 	if (snap == RBDL_NOSNAP)
-		snprintf(oid, sizeof(oid), "rbd_object_map.%s", img->id);
+		rbdl_oid_object_map(oid, sizeof(oid), img->id, RBDL_NOSNAP);
 	else
-		snprintf(oid, sizeof(oid), "rbd_object_map.%s.%016" PRIx64,
-			 img->id, snap);
+		rbdl_oid_object_map(oid, sizeof(oid), img->id, snap);
 	r = rbdl_cls_read(img->md_io, oid, "rbd", "object_map_load", NULL, 0,
 			  &buf, &len);
 	if (r < 0)
@@ -460,8 +460,7 @@ struct inspect {
 
 static void obj_name(struct inspect *in, uint64_t objno)
 {
-	snprintf(in->oid, in->oidcap, "%s.%016" PRIx64,
-		 in->img->object_prefix, objno);
+	rbdl_oid_data(in->oid, in->oidcap, in->img->object_prefix, objno);
 }
 
 static int stat_start(struct inspect *in, uint64_t objno, struct objinfo *oi)

@@ -26,6 +26,7 @@
  */
 #include "config.h"
 
+#include "proto/oid.h"
 #include "proto/rados.h"
 #include "maint.h"
 #include "proto/wire.h"
@@ -69,12 +70,6 @@ static bool holds_lock(struct rbdl_image *img)
 static bool has_objmap(struct rbdl_image *img)
 {
 	return atomic_load(&img->om.loaded) && img->om.bits;
-}
-
-static void enc_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* A write op on the header, guarded by our exclusive lock if any. */
@@ -158,12 +153,6 @@ static int om_resize(struct rbdl_image *img, uint64_t nobjs)
 	rbdl_enc_u8(&e, RBDL_OBJ_NONEXISTENT);
 	return om_write(img, img->om.oid, true, "object_map_resize", in,
 			e.len);
-}
-
-static void snap_map_oid(struct rbdl_image *img, uint64_t snap_id, char *buf,
-			 size_t len)
-{
-	snprintf(buf, len, "rbd_object_map.%s.%016" PRIx64, img->id, snap_id);
 }
 
 /* The raw contents of an object (an encoded object map). */
@@ -299,12 +288,6 @@ static bool may_exist(struct rbdl_image *img, uint64_t objno)
 	return rbdl_objmap_get(&img->om, objno) != RBDL_OBJ_NONEXISTENT;
 }
 
-static void obj_name(struct rbdl_image *img, uint64_t objno, char *buf,
-		     size_t len)
-{
-	snprintf(buf, len, "%s.%016" PRIx64, img->object_prefix, objno);
-}
-
 /* ---- a window of asynchronous object writes -------------------------------- */
 
 struct win {
@@ -370,7 +353,7 @@ static int win_drain(struct win *w)
 static int remove_one(struct rbdl_image *img, rados_ioctx_t io,
 		      uint64_t objno)
 {
-	char oid[160];
+	char oid[RBDL_OID_MAX];
 	int r;
 
 	if (!may_exist(img, objno))
@@ -381,7 +364,7 @@ static int remove_one(struct rbdl_image *img, rados_ioctx_t io,
 		if (r < 0)
 			return r;
 	}
-	obj_name(img, objno, oid, sizeof(oid));
+	rbdl_oid_data(oid, sizeof(oid), img->object_prefix, objno);
 	r = rados_remove(io, oid);
 	if (r < 0 && r != -ENOENT)
 		return r;
@@ -440,7 +423,7 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 				return r;
 		}
 		for (uint64_t o = start; o < nobjs; o++) {
-			char oid[160];
+			char oid[RBDL_OID_MAX];
 			rados_write_op_t op;
 
 			if (!may_exist(img, o) && o >= copied)
@@ -451,7 +434,7 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 				break;
 			}
 			rados_write_op_remove(op);
-			obj_name(img, o, oid, sizeof(oid));
+			rbdl_oid_data(oid, sizeof(oid), img->object_prefix, o);
 			win_submit(&w, io, oid, op);
 		}
 		r = win_drain(&w);
@@ -483,7 +466,7 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 			     pieces, np, &no, &np);
 	for (size_t i = 0; r == 0 && i < no; i++) {
 		struct rbdl_objext *x = &objs[i];
-		char oid[160];
+		char oid[RBDL_OID_MAX];
 		rados_write_op_t op;
 
 		if (x->obj_off == 0 && x->len == l->object_size) {
@@ -519,7 +502,7 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 			rados_write_op_truncate(op, x->obj_off);
 		else
 			rados_write_op_zero(op, x->obj_off, x->len);
-		obj_name(img, x->objno, oid, sizeof(oid));
+		rbdl_oid_data(oid, sizeof(oid), img->object_prefix, x->objno);
 		r = rados_write_op_operate(op, io, oid, NULL, 0);
 		rados_release_write_op(op);
 		if (r == -ENOENT)
@@ -534,7 +517,7 @@ static int set_size(struct rbdl_image *img, uint64_t size)
 {
 	uint8_t in[8];
 
-	enc_u64(in, size);
+	rbdl_put_le64(in, size);
 	return hdr_write(img, "set_size", in, sizeof(in));
 }
 
@@ -638,13 +621,13 @@ int rbdl_maint_resize(struct rbdl_image *img, uint64_t size)
  * with fast-diff HEAD's EXISTS turn EXISTS_CLEAN. */
 static int snap_create_map(struct rbdl_image *img, uint64_t snap_id)
 {
-	char oid[200], *buf;
+	char oid[RBDL_OID_MAX], *buf;
 	size_t len;
 	int r = read_whole(img->md_io, img->om.oid, &buf, &len);
 
 	if (r < 0)
 		return r;
-	snap_map_oid(img, snap_id, oid, sizeof(oid));
+	rbdl_oid_object_map(oid, sizeof(oid), img->id, snap_id);
 	r = rados_write_full(img->md_io, oid, buf, len);
 	free(buf);
 	if (r < 0)
@@ -783,7 +766,7 @@ static int protection_status(struct rbdl_image *img, uint64_t snap_id,
 	size_t len;
 	int r;
 
-	enc_u64(in, snap_id);
+	rbdl_put_le64(in, snap_id);
 	r = rbdl_cls_read(img->md_io, img->header_oid, "rbd", "get_protection_status", in, sizeof(in), &buf,
 			   &len);
 	if (r < 0)
@@ -796,11 +779,11 @@ static int protection_status(struct rbdl_image *img, uint64_t snap_id,
 /* object_map SnapshotRemoveRequest. */
 static int snap_remove_map(struct rbdl_image *img, uint64_t snap_id)
 {
-	char oid[200], noid[200], *buf = NULL;
+	char oid[RBDL_OID_MAX], noid[RBDL_OID_MAX], *buf = NULL;
 	size_t len;
 	int r = 0;
 
-	snap_map_oid(img, snap_id, oid, sizeof(oid));
+	rbdl_oid_object_map(oid, sizeof(oid), img->id, snap_id);
 	if (atomic_load(&img->features) & RBD_FEATURE_FAST_DIFF) {
 		/* What changed before this snapshot now counts as changed
 		 * since the previous one: fold its map into the next. */
@@ -811,7 +794,7 @@ static int snap_remove_map(struct rbdl_image *img, uint64_t snap_id)
 			if (next == RBDL_NOSNAP)
 				snprintf(noid, sizeof(noid), "%s", img->om.oid);
 			else
-				snap_map_oid(img, next, noid, sizeof(noid));
+				rbdl_oid_object_map(noid, sizeof(noid), img->id, next);
 			r = om_write(img, noid, next == RBDL_NOSNAP,
 				     "object_map_snap_remove", buf, len);
 			free(buf);
@@ -851,7 +834,7 @@ int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name)
 			      RBD_FEATURE_FAST_DIFF) != 0);
 	if (r < 0)
 		return r;
-	enc_u64(in, snap_id);
+	rbdl_put_le64(in, snap_id);
 	r = hdr_write(img, "snapshot_trash_add", in, sizeof(in));
 	if (r < 0 && r != -EOPNOTSUPP)
 		goto out;
@@ -889,11 +872,11 @@ out:
 static int rollback_map(struct rbdl_image *img, uint64_t snap_id,
 			uint8_t **snap_bits, uint64_t *snap_n)
 {
-	char oid[200], *buf;
+	char oid[RBDL_OID_MAX], *buf;
 	size_t len;
 	int r;
 
-	snap_map_oid(img, snap_id, oid, sizeof(oid));
+	rbdl_oid_object_map(oid, sizeof(oid), img->id, snap_id);
 	r = read_whole(img->md_io, oid, &buf, &len);
 	if (r == 0) {
 		if (rbdl_decode_object_map(buf, len, snap_bits, snap_n) < 0)
@@ -954,7 +937,7 @@ int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name)
 	uint64_t nobjs = rbdl_layout_num_objects(&img->layout, snap_size);
 
 	for (uint64_t o = 0; o < nobjs; o++) {
-		char oid[160];
+		char oid[RBDL_OID_MAX];
 		int q;
 
 		/* Skip only what neither HEAD nor the snapshot has. */
@@ -962,7 +945,7 @@ int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name)
 		    rbdl_om_state(snap_bits, o) ==
 			    RBDL_OBJ_NONEXISTENT)
 			continue;
-		obj_name(img, o, oid, sizeof(oid));
+		rbdl_oid_data(oid, sizeof(oid), img->object_prefix, o);
 		q = rados_ioctx_selfmanaged_snap_rollback(io, oid, snap_id);
 		if (q < 0 && q != -ENOENT) {
 			r = q;
