@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include "completion.h"
-#include "image/image.h"
 #include "internal.h"
 #include "slab.h"
 #include "stats.h"
@@ -65,7 +64,7 @@ int rbdl_comp_create(void *arg, rbdl_callback_t cb, struct rbdl_comp **out)
 	c->data_end = 0;
 	c->cb = cb;
 	c->arg = arg;
-	c->img = NULL;
+	c->dl = NULL;
 	c->dnext = c->pnext = NULL;
 	/* Relaxed is enough: the handle reaches other threads only through
 	 * a later submission, which publishes it with release semantics. */
@@ -95,7 +94,7 @@ static void comp_put(struct rbdl_comp *c)
 	rbdl_slab_free(&comp_slab, c);
 }
 
-int rbdl_comp_arm(struct rbdl_comp *c, struct rbdl_image *img, bool notify)
+int rbdl_comp_arm(struct rbdl_comp *c, struct rbdl_delivery *d, bool notify)
 {
 	uint32_t idle = RBDL_COMP_IDLE;
 
@@ -106,20 +105,10 @@ int rbdl_comp_arm(struct rbdl_comp *c, struct rbdl_image *img, bool notify)
 						     memory_order_relaxed))
 		return -EINVAL;
 	atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
-	c->img = img;
+	c->dl = d;
 	c->notify = notify;
-	atomic_fetch_add_explicit(&img->dl.ops, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&d->ops, 1, memory_order_relaxed);
 	return 0;
-}
-
-void rbdl_comp_disarm(struct rbdl_comp *c)
-{
-	struct rbdl_image *img = c->img;
-
-	c->img = NULL;
-	atomic_store_explicit(&c->state, RBDL_COMP_IDLE, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&img->dl.ops, 1, memory_order_relaxed);
-	comp_put(c);
 }
 
 /*
@@ -222,7 +211,7 @@ static void deliver_batch(struct rbdl_delivery *d, struct rbdl_comp *head)
 
 void rbdl_comp_complete(struct rbdl_comp *c, ssize_t rval)
 {
-	struct rbdl_delivery *d = &c->img->dl;
+	struct rbdl_delivery *d = c->dl;
 	struct rbdl_comp *old;
 
 	c->rval = rval;

@@ -49,7 +49,7 @@ enum rbdl_comp_state {
 
 #define RBDL_COMP_MAGIC 0x52424443u	/* "RBDC" */
 
-struct rbdl_image;
+struct rbdl_delivery;
 
 struct rbdl_comp {
 	uint32_t magic;
@@ -69,12 +69,12 @@ struct rbdl_comp {
 	uint64_t data_end;
 	rbdl_callback_t cb;
 	void *arg;
-	struct rbdl_image *img;		/* set when armed */
+	struct rbdl_delivery *dl;	/* set when armed */
 	struct rbdl_comp *dnext;	/* link in the image's done stack */
 	struct rbdl_comp *pnext;	/* link in the image's poll queue */
 };
 
-/* Per-image delivery state (embedded in struct rbdl_image). */
+/* Per-image delivery state (embedded in the image it delivers for). */
 struct rbdl_delivery {
 	_Atomic(struct rbdl_comp *) done;	/* LIFO of finished requests */
 	atomic_int running;			/* a thread is delivering */
@@ -102,14 +102,12 @@ int rbdl_comp_create(void *arg, rbdl_callback_t cb, struct rbdl_comp **out);
 struct rbdl_comp *rbdl_comp_from_user(void *c);
 
 /*
- * Arm c for an operation on img.  Returns 0, or -EINVAL if c is not IDLE
- * (already used: completions are single-shot, as in librbd).  notify says
- * whether the completion goes to the poll queue when an event fd is set.
+ * Arm c for an operation delivered through d (the image's delivery).
+ * Returns 0, or -EINVAL if c is not IDLE (already used: completions are
+ * single-shot, as in librbd).  notify says whether the completion goes to
+ * the poll queue when an event fd is set.
  */
-int rbdl_comp_arm(struct rbdl_comp *c, struct rbdl_image *img, bool notify);
-
-/* Undo rbdl_comp_arm() when the submission fails synchronously. */
-void rbdl_comp_disarm(struct rbdl_comp *c);
+int rbdl_comp_arm(struct rbdl_comp *c, struct rbdl_delivery *d, bool notify);
 
 /* The armed operation finished with rval: deliver it (any thread). */
 void rbdl_comp_complete(struct rbdl_comp *c, ssize_t rval);

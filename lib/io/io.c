@@ -1683,7 +1683,7 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 
 	/* Only aio submissions post events; synchronous calls and CAW (as in
 	 * Pacific) never do. */
-	r = rbdl_comp_arm(c, img, op != RBDL_OP_CAW && !c->internal);
+	r = rbdl_comp_arm(c, &img->dl, op != RBDL_OP_CAW && !c->internal);
 	if (r < 0)
 		return r;
 	rbdl_stat_inc(RBDL_STAT_IOS_SUBMITTED, 1);

@@ -21,26 +21,25 @@
 #include <unistd.h>
 
 #include "core/completion.h"
-#include "image/image.h"
 #include "core/stats.h"
 
 #define EV_EVENTFD 2
 #define EV_PIPE 1
 
-static struct rbdl_image *img;
+static struct rbdl_delivery *dl;
 
 static void setup(void)
 {
-	img = calloc(1, sizeof(*img));
-	ck_assert_ptr_nonnull(img);
-	ck_assert_int_eq(rbdl_delivery_init(&img->dl), 0);
+	dl = calloc(1, sizeof(*dl));
+	ck_assert_ptr_nonnull(dl);
+	ck_assert_int_eq(rbdl_delivery_init(dl), 0);
 }
 
 static void teardown(void)
 {
-	rbdl_delivery_wait_idle(&img->dl);
-	rbdl_delivery_destroy(&img->dl);
-	free(img);
+	rbdl_delivery_wait_idle(dl);
+	rbdl_delivery_destroy(dl);
+	free(dl);
 }
 
 struct cbstate {
@@ -105,7 +104,7 @@ START_TEST(test_callbacks_once_serialized)
 
 	for (int i = 0; i < N; i++) {
 		ck_assert_int_eq(rbdl_comp_create(&st, cb, &v[i]), 0);
-		ck_assert_int_eq(rbdl_comp_arm(v[i], img, true), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], dl, true), 0);
 	}
 	run_many(v, N, 8);
 	for (int i = 0; i < N; i++) {
@@ -132,14 +131,14 @@ START_TEST(test_eventfd_counts_and_poll)
 	int polled = 0;
 
 	ck_assert_int_ge(efd, 0);
-	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, efd,
+	ck_assert_int_eq(rbdl_delivery_set_notification(dl, efd,
 							EV_EVENTFD), 0);
 	/* A second registration is refused, as in librbd. */
-	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, efd,
+	ck_assert_int_eq(rbdl_delivery_set_notification(dl, efd,
 							EV_EVENTFD), -EINVAL);
 	for (int i = 0; i < N; i++) {
 		ck_assert_int_eq(rbdl_comp_create(&st, cb, &v[i]), 0);
-		ck_assert_int_eq(rbdl_comp_arm(v[i], img, i % 10 != 0), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], dl, i % 10 != 0), 0);
 	}
 	run_many(v, N, 6);
 	for (int i = 0; i < N; i++)
@@ -147,7 +146,7 @@ START_TEST(test_eventfd_counts_and_poll)
 	while (read(efd, &cnt, sizeof(cnt)) == sizeof(cnt))
 		total += cnt;
 	for (;;) {
-		int n = rbdl_delivery_poll(&img->dl, out, 64);
+		int n = rbdl_delivery_poll(dl, out, 64);
 
 		ck_assert_int_ge(n, 0);
 		if (!n)
@@ -180,18 +179,18 @@ START_TEST(test_pipe_one_byte_per_event)
 	ssize_t got;
 
 	ck_assert_int_eq(pipe(p), 0);
-	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, p[1],
+	ck_assert_int_eq(rbdl_delivery_set_notification(dl, p[1],
 							EV_PIPE), 0);
 	for (int i = 0; i < N; i++) {
 		ck_assert_int_eq(rbdl_comp_create(&st, cb, &v[i]), 0);
-		ck_assert_int_eq(rbdl_comp_arm(v[i], img, true), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], dl, true), 0);
 	}
 	run_many(v, N, 4);
 	for (int i = 0; i < N; i++)
 		rbdl_comp_wait(v[i]);
 	got = read(p[0], buf, sizeof(buf));
 	ck_assert_int_eq(got, N);
-	ck_assert_int_eq(rbdl_delivery_poll(&img->dl, out, N), N);
+	ck_assert_int_eq(rbdl_delivery_poll(dl, out, N), N);
 	for (int i = 0; i < N; i++)
 		rbdl_comp_release(v[i]);
 	close(p[0]);
@@ -207,11 +206,11 @@ START_TEST(test_batches_coalesce_wakeups)
 	int efd = eventfd(0, EFD_NONBLOCK);
 	struct rbdl_comp *out[256];
 
-	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, efd,
+	ck_assert_int_eq(rbdl_delivery_set_notification(dl, efd,
 							EV_EVENTFD), 0);
 	for (int i = 0; i < N; i++) {
 		ck_assert_int_eq(rbdl_comp_create(NULL, NULL, &v[i]), 0);
-		ck_assert_int_eq(rbdl_comp_arm(v[i], img, true), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], dl, true), 0);
 	}
 	rbdl_stats_read(before);
 	run_many(v, N, 8);
@@ -227,7 +226,7 @@ START_TEST(test_batches_coalesce_wakeups)
 	ck_assert_uint_eq(writes, batches);
 	ck_assert_uint_le(batches, N);
 	ck_assert_uint_ge(batches, 1);
-	while (rbdl_delivery_poll(&img->dl, out, 256) > 0)
+	while (rbdl_delivery_poll(dl, out, 256) > 0)
 		;
 	for (int i = 0; i < N; i++)
 		rbdl_comp_release(v[i]);
@@ -244,10 +243,10 @@ START_TEST(test_release_inside_callback)
 
 	for (int i = 0; i < N; i++) {
 		ck_assert_int_eq(rbdl_comp_create(&st, cb, &v[i]), 0);
-		ck_assert_int_eq(rbdl_comp_arm(v[i], img, false), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], dl, false), 0);
 	}
 	run_many(v, N, 4);
-	rbdl_delivery_wait_idle(&img->dl);
+	rbdl_delivery_wait_idle(dl);
 	ck_assert_int_eq(atomic_load(&st.calls), N);
 	/* Every object went back to the slab. */
 	for (int i = 0; i < N; i++)
@@ -267,7 +266,7 @@ START_TEST(test_wait_from_other_thread)
 	pthread_t t[3];
 
 	ck_assert_int_eq(rbdl_comp_create(NULL, NULL, &c), 0);
-	ck_assert_int_eq(rbdl_comp_arm(c, img, false), 0);
+	ck_assert_int_eq(rbdl_comp_arm(c, dl, false), 0);
 	for (int i = 0; i < 3; i++)
 		pthread_create(&t[i], NULL, waiter, c);
 	usleep(20000);
@@ -289,12 +288,12 @@ START_TEST(test_single_shot_and_double_release)
 	struct rbdl_comp *c;
 
 	ck_assert_int_eq(rbdl_comp_create(NULL, NULL, &c), 0);
-	ck_assert_int_eq(rbdl_comp_arm(c, img, false), 0);
+	ck_assert_int_eq(rbdl_comp_arm(c, dl, false), 0);
 	/* A completion carries one operation only. */
-	ck_assert_int_eq(rbdl_comp_arm(c, img, false), -EINVAL);
+	ck_assert_int_eq(rbdl_comp_arm(c, dl, false), -EINVAL);
 	rbdl_comp_complete(c, 0);
 	rbdl_comp_wait(c);
-	ck_assert_int_eq(rbdl_comp_arm(c, img, false), -EINVAL);
+	ck_assert_int_eq(rbdl_comp_arm(c, dl, false), -EINVAL);
 	rbdl_comp_release(c);
 	/* The second release is detected and ignored, not a crash. */
 	ck_assert_ptr_null(rbdl_comp_from_user(c));
@@ -306,12 +305,12 @@ START_TEST(test_bad_arguments)
 {
 	struct rbdl_comp *out[1];
 
-	ck_assert_int_eq(rbdl_delivery_poll(&img->dl, out, 0), -EINVAL);
-	ck_assert_int_eq(rbdl_delivery_poll(&img->dl, out, -1), -EINVAL);
-	ck_assert_int_eq(rbdl_delivery_poll(&img->dl, out, 1), 0);
-	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, 0, 0),
+	ck_assert_int_eq(rbdl_delivery_poll(dl, out, 0), -EINVAL);
+	ck_assert_int_eq(rbdl_delivery_poll(dl, out, -1), -EINVAL);
+	ck_assert_int_eq(rbdl_delivery_poll(dl, out, 1), 0);
+	ck_assert_int_eq(rbdl_delivery_set_notification(dl, 0, 0),
 			 -EINVAL);
-	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, 0, 3),
+	ck_assert_int_eq(rbdl_delivery_set_notification(dl, 0, 3),
 			 -EINVAL);
 }
 END_TEST
@@ -388,12 +387,12 @@ START_TEST(test_per_producer_order)
 	ck_assert_ptr_nonnull(L);
 	ord_log = L;
 	ck_assert_int_ge(efd, 0);
-	ck_assert_int_eq(rbdl_delivery_set_notification(&img->dl, efd,
+	ck_assert_int_eq(rbdl_delivery_set_notification(dl, efd,
 							EV_EVENTFD), 0);
 	for (int i = 0; i < ORD_N; i++) {
 		L->ids[i] = i;
 		ck_assert_int_eq(rbdl_comp_create(&L->ids[i], ord_cb, &v[i]), 0);
-		ck_assert_int_eq(rbdl_comp_arm(v[i], img, true), 0);
+		ck_assert_int_eq(rbdl_comp_arm(v[i], dl, true), 0);
 	}
 	pthread_barrier_init(&go, NULL, ORD_PRODUCERS);
 	for (int k = 0; k < ORD_PRODUCERS; k++) {
@@ -420,7 +419,7 @@ START_TEST(test_per_producer_order)
 		last[k] = seq;
 	}
 	/* poll queue: the same order as the callbacks, each exactly once */
-	while ((r = rbdl_delivery_poll(&img->dl, polled + np, 64)) > 0) {
+	while ((r = rbdl_delivery_poll(dl, polled + np, 64)) > 0) {
 		ck_assert_int_le(np + r, ORD_N);
 		np += r;
 	}
