@@ -22,7 +22,7 @@
 #include "rbdlite.h"
 
 #include "core/completion.h"
-#include "image/image.h"
+#include "image/state.h"
 #include "core/internal.h"
 #include "io/io.h"
 #include "core/stats.h"

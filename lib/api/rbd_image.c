@@ -13,13 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "image/lock.h"
+#include "image/updwatch.h"
+#include "image/parent.h"
+#include "image/refresh.h"
+#include "image/open.h"
 #include "proto/rados.h"
 #include "rbd/librbd.h"
 #include "rbdlite.h"
 
 #include "proto/cls_rbd.h"
 #include "ops/diff.h"
-#include "image/image.h"
+#include "image/state.h"
 #include "core/internal.h"
 #include "ops/maint.h"
 

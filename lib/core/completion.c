@@ -367,3 +367,29 @@ void rbdl_delivery_wait_idle(struct rbdl_delivery *d)
 			&ts, NULL, 0);
 	}
 }
+
+/* ---- deferred completion ------------------------------------------------ */
+
+static void defer_done(rados_completion_t rc, void *arg)
+{
+	struct rbdl_comp *c = arg;
+
+	rados_aio_release(rc);
+	rbdl_comp_complete(c, c->rval);
+}
+
+void rbdl_comp_complete_deferred(struct rbdl_comp *c, ssize_t rval,
+				 rados_ioctx_t defer_io)
+{
+	rados_completion_t rc;
+
+	c->rval = rval;
+	if (rados_aio_create_completion2(c, defer_done, &rc) == 0) {
+		if (rados_aio_flush_async(defer_io, rc) == 0)
+			return;
+		rados_aio_release(rc);
+	}
+	/* Out of memory in librados: completing inline is the lesser evil. */
+	rbdl_log("cannot defer a completion; completing inline");
+	rbdl_comp_complete(c, rval);
+}

@@ -36,6 +36,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <rados/librados.h>
+
 typedef void *rbdl_user_comp_t;
 typedef void (*rbdl_callback_t)(rbdl_user_comp_t c, void *arg);
 
@@ -111,6 +113,17 @@ int rbdl_comp_arm(struct rbdl_comp *c, struct rbdl_delivery *d, bool notify);
 
 /* The armed operation finished with rval: deliver it (any thread). */
 void rbdl_comp_complete(struct rbdl_comp *c, ssize_t rval);
+
+/*
+ * Complete c with rval from a librados thread, never inline: librbd
+ * reports even early errors through the completion, and a callback must
+ * never run inside the submitting call.  rados_aio_flush_async() on
+ * defer_io (an I/O context that never writes) completes at once from
+ * librados' finisher thread.  Out of memory in librados: completes inline,
+ * the lesser evil, with a diagnostic.
+ */
+void rbdl_comp_complete_deferred(struct rbdl_comp *c, ssize_t rval,
+				 rados_ioctx_t defer_io);
 
 /* Drop the user reference (rbd_aio_release). */
 void rbdl_comp_release(struct rbdl_comp *c);

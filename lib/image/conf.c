@@ -19,7 +19,7 @@
 
 #include "proto/rados.h"
 #include "conf.h"
-#include "image.h"
+#include "state.h"
 #include "core/internal.h"
 
 #define RBD_INFO "rbd_info"

@@ -22,7 +22,9 @@
 #include "lock.h"
 #include "proto/cls_lock.h"
 #include "proto/notify.h"
-#include "image.h"
+#include "refresh.h"
+#include "state.h"
+#include "watch.h"
 #include "core/internal.h"
 #include "objmap.h"
 
@@ -40,13 +42,20 @@
 #define NOTIFY_TIMEOUT_MS 5000
 #define RETRY_WAIT_S 10
 
+/* The lock's state; DISABLED for an image that has no lock (a backing
+ * image, or an open that failed before the lock was set up). */
+static int lock_state(const struct rbdl_image *img)
+{
+	return img->lk ? atomic_load(&img->lk->state) : RBDL_LOCK_DISABLED;
+}
+
 /* ---- notifications ------------------------------------------------------ */
 
 static int send_notify(struct rbdl_image *img, uint32_t op, char **reply,
 		       size_t *rlen)
 {
 	uint8_t buf[64];
-	long n = rbdl_encode_notify(buf, sizeof(buf), op, img->lk.gid,
+	long n = rbdl_encode_notify(buf, sizeof(buf), op, img->lk->gid,
 				    img->watch_cookie, false);
 	char *rb = NULL;
 	size_t rl = 0;
@@ -128,7 +137,7 @@ static int post_acquire(struct rbdl_image *img)
 	if (r == 0 && (atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP))
 		r = rbdl_objmap_load(img, atomic_load(&img->size));
 	if (r < 0) {
-		rbdl_lockobj_unlock(img->md_io, img->header_oid, img->lk.cookie);
+		rbdl_lockobj_unlock(img->md_io, img->header_oid, img->lk->cookie);
 		return r;
 	}
 	send_notify(img, RBDL_NOTIFY_ACQUIRED_LOCK, NULL, NULL);
@@ -138,7 +147,7 @@ static int post_acquire(struct rbdl_image *img)
 /* 0: acquired; -EAGAIN: a live owner was asked to release; else error. */
 static int do_acquire(struct rbdl_image *img)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 
 	for (int tries = 0; tries < 16; tries++) {
 		struct rbdl_lock_info li;
@@ -200,7 +209,7 @@ static int do_acquire(struct rbdl_image *img)
 
 static void do_release(struct rbdl_image *img)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 
 	/* state is RELEASING: new writes park.  Drain the running ones. */
 	pthread_mutex_lock(&lk->mu);
@@ -217,9 +226,9 @@ static void do_release(struct rbdl_image *img)
 
 static struct rbdl_lkwaiter *take_parked_locked(struct rbdl_lock *lk)
 {
-	struct rbdl_lkwaiter *w = lk->bh;
+	struct rbdl_lkwaiter *w = lk->parked_head;
 
-	lk->bh = lk->bt = NULL;
+	lk->parked_head = lk->parked_tail = NULL;
 	return w;
 }
 
@@ -236,7 +245,7 @@ static void resume_all(struct rbdl_lkwaiter *w, int err)
 static void *control_thread(void *arg)
 {
 	struct rbdl_image *img = arg;
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 
 	pthread_mutex_lock(&lk->mu);
 	for (;;) {
@@ -261,7 +270,7 @@ static void *control_thread(void *arg)
 		 * once it ends (MAINT -> OWNER). */
 		if (st != RBDL_LOCK_MAINT)
 			lk->want_release = false;
-		if (st == RBDL_LOCK_UNLOCKED && (lk->bh || lk->want_acquire)) {
+		if (st == RBDL_LOCK_UNLOCKED && (lk->parked_head || lk->want_acquire)) {
 			atomic_store(&lk->state, RBDL_LOCK_ACQUIRING);
 			pthread_mutex_unlock(&lk->mu);
 			int r = do_acquire(img);
@@ -312,13 +321,26 @@ static void *control_thread(void *arg)
 
 /* ---- public entry points ------------------------------------------------ */
 
+static const struct rbdl_watch_listener lock_listener;
+
 int rbdl_lock_init(struct rbdl_image *img)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 	uint64_t features = atomic_load(&img->features);
 
+	/* rbd_snap_set sets the lock up again on the same struct: the watch
+	 * callback may be reading it (it sees DISABLED until the end). */
+	if (!lk) {
+		lk = calloc(1, sizeof(*lk));
+		if (!lk)
+			return -ENOMEM;
+		atomic_init(&lk->state, RBDL_LOCK_DISABLED);
+		img->lk = lk;
+		rbdl_watch_listen(img, RBDL_WATCH_SLOT_LOCK, &lock_listener);
+	}
+
 	atomic_init(&lk->writes, 0);
-	lk->bh = lk->bt = NULL;
+	lk->parked_head = lk->parked_tail = NULL;
 	lk->running = lk->stop = lk->want_release = lk->want_acquire = false;
 	lk->user_held = false;
 	lk->last_error = 0;
@@ -343,9 +365,9 @@ int rbdl_lock_init(struct rbdl_image *img)
 
 void rbdl_lock_shutdown(struct rbdl_image *img)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 
-	if (!lk->inited)
+	if (!lk || !lk->inited)
 		return;
 	if (lk->running) {
 		pthread_mutex_lock(&lk->mu);
@@ -361,15 +383,13 @@ void rbdl_lock_shutdown(struct rbdl_image *img)
 	lk->inited = false;
 }
 
-void rbdl_lock_rewatched(struct rbdl_image *img, uint64_t new_handle)
+static void lock_rewatched(struct rbdl_image *img, uint64_t new_handle)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 	char cookie[sizeof(lk->cookie)];
 
-	if (!lk->inited) {
-		img->watch_cookie = new_handle;
+	if (!lk->inited)
 		return;
-	}
 	pthread_mutex_lock(&lk->mu);
 	snprintf(cookie, sizeof(cookie), "auto %" PRIu64, new_handle);
 	if (rbdl_lock_is_owner(img)) {	/* OWNER or MAINT */
@@ -390,18 +410,16 @@ void rbdl_lock_rewatched(struct rbdl_image *img, uint64_t new_handle)
 			lk->want_release = true;
 			pthread_cond_broadcast(&lk->cv);
 			pthread_mutex_unlock(&lk->mu);
-			img->watch_cookie = new_handle;
 			return;
 		}
 	}
-	img->watch_cookie = new_handle;
 	snprintf(lk->cookie, sizeof(lk->cookie), "%s", cookie);
 	pthread_mutex_unlock(&lk->mu);
 }
 
 bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 
 	if (atomic_load_explicit(&lk->state, memory_order_relaxed) ==
 	    RBDL_LOCK_DISABLED)
@@ -422,11 +440,11 @@ bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
 		return true;
 	}
 	w->next = NULL;
-	if (lk->bt)
-		lk->bt->next = w;
+	if (lk->parked_tail)
+		lk->parked_tail->next = w;
 	else
-		lk->bh = w;
-	lk->bt = w;
+		lk->parked_head = w;
+	lk->parked_tail = w;
 	pthread_cond_broadcast(&lk->cv);
 	pthread_mutex_unlock(&lk->mu);
 	return false;
@@ -434,7 +452,7 @@ bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
 
 void rbdl_lock_write_end(struct rbdl_image *img)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 
 	if (atomic_load_explicit(&lk->state, memory_order_relaxed) ==
 	    RBDL_LOCK_DISABLED)
@@ -451,10 +469,10 @@ void rbdl_lock_write_end(struct rbdl_image *img)
 	}
 }
 
-void rbdl_lock_notify(struct rbdl_image *img, uint64_t notify_id,
-		      uint64_t handle, const struct rbdl_notify_msg *m)
+static void lock_notify(struct rbdl_image *img, uint64_t notify_id,
+			uint64_t handle, const struct rbdl_notify_msg *m)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 	int st = atomic_load(&lk->state);
 	bool mine = m->has_client && m->client_gid == lk->gid &&
 		    m->client_handle == img->watch_cookie;
@@ -516,16 +534,48 @@ void rbdl_lock_notify(struct rbdl_image *img, uint64_t notify_id,
 			 rl > 0 ? (int)rl : 0);
 }
 
+/* A header notification (watch.h): ours to answer while the lock is in
+ * use on this image. */
+static bool lock_on_notify(struct rbdl_image *img, uint64_t notify_id,
+			   uint64_t handle, const struct rbdl_notify_msg *m)
+{
+	if (!m || lock_state(img) == RBDL_LOCK_DISABLED)
+		return false;
+	lock_notify(img, notify_id, handle, m);
+	return true;
+}
+
+static const struct rbdl_watch_listener lock_listener = {
+	.notify = lock_on_notify,
+	.rewatched = lock_rewatched,
+};
+
+void rbdl_lock_free(struct rbdl_image *img)
+{
+	free(img->lk);
+	img->lk = NULL;
+}
+
+bool rbdl_lock_enabled(const struct rbdl_image *img)
+{
+	return lock_state(img) != RBDL_LOCK_DISABLED;
+}
+
+bool rbdl_lock_in_maint(const struct rbdl_image *img)
+{
+	return lock_state(img) == RBDL_LOCK_MAINT;
+}
+
 bool rbdl_lock_is_owner(struct rbdl_image *img)
 {
-	int st = atomic_load(&img->lk.state);
+	int st = lock_state(img);
 
 	return st == RBDL_LOCK_OWNER || st == RBDL_LOCK_MAINT;
 }
 
 int rbdl_lock_maint_begin(struct rbdl_image *img)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 	int r;
 
 	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
@@ -563,7 +613,7 @@ int rbdl_lock_maint_begin(struct rbdl_image *img)
 
 void rbdl_lock_maint_end(struct rbdl_image *img)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 	struct rbdl_lkwaiter *w;
 
 	if (atomic_load(&lk->state) != RBDL_LOCK_MAINT)
@@ -578,7 +628,7 @@ void rbdl_lock_maint_end(struct rbdl_image *img)
 
 void rbdl_lock_cookie(struct rbdl_image *img, char *buf, size_t len)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 
 	pthread_mutex_lock(&lk->mu);
 	snprintf(buf, len, "%s", lk->cookie);
@@ -587,7 +637,7 @@ void rbdl_lock_cookie(struct rbdl_image *img, char *buf, size_t len)
 
 void rbdl_lock_drop(struct rbdl_image *img)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 
 	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
 		return;
@@ -605,7 +655,7 @@ void rbdl_lock_drop(struct rbdl_image *img)
 
 int rbdl_lock_acquire_user(struct rbdl_image *img)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 	int r;
 
 	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
@@ -633,7 +683,7 @@ int rbdl_lock_acquire_user(struct rbdl_image *img)
 
 int rbdl_lock_release_user(struct rbdl_image *img)
 {
-	struct rbdl_lock *lk = &img->lk;
+	struct rbdl_lock *lk = img->lk;
 
 	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
 		return -EINVAL;
@@ -695,7 +745,7 @@ int rbdl_lock_get_owner(struct rbdl_image *img, char *owner, size_t cap)
 	struct rbdl_lock_info li;
 	int r;
 
-	if (atomic_load(&img->lk.state) == RBDL_LOCK_DISABLED)
+	if (lock_state(img) == RBDL_LOCK_DISABLED)
 		return -EINVAL;
 	r = get_locker(img, &li);
 	if (r < 0)
@@ -712,7 +762,7 @@ int rbdl_lock_break_owner(struct rbdl_image *img, const char *owner)
 
 	if (img->read_only)
 		return -EROFS;
-	if (atomic_load(&img->lk.state) == RBDL_LOCK_DISABLED)
+	if (lock_state(img) == RBDL_LOCK_DISABLED)
 		return -EINVAL;
 	if (rbdl_lock_is_owner(img))
 		return -EBUSY;

@@ -39,8 +39,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "proto/cls_lock.h"
-#include "proto/notify.h"
+
+/* "auto " and a u64 in decimal, NUL. */
+#define RBDL_LOCK_COOKIE_MAX 32
 
 enum rbdl_lock_state {
 	RBDL_LOCK_DISABLED = 0,
@@ -76,15 +77,25 @@ struct rbdl_lock {
 	unsigned acquire_gen;		/* bumped after every attempt */
 	unsigned owner_seq;		/* RELEASED/ACQUIRED_LOCK from peers */
 	unsigned request_seq;		/* owner_seq when we last asked */
-	struct rbdl_lkwaiter *bh, *bt;	/* parked writes (FIFO) */
+	struct rbdl_lkwaiter *parked_head, *parked_tail;	/* parked writes (FIFO) */
 	uint64_t gid;			/* our client id */
-	char cookie[32];		/* "auto <watch handle>" */
+	char cookie[RBDL_LOCK_COOKIE_MAX];	/* "auto <watch handle>" */
 };
 
-/* Set up; starts the control thread when the image needs one. */
+/* Set up (allocating img->lk and subscribing to the header watch the
+ * first time); starts the control thread when the image needs one. */
 int rbdl_lock_init(struct rbdl_image *img);
-/* Release the lock if held and stop the control thread (close). */
+/* Release the lock if held and stop the control thread (close, and
+ * rbd_snap_set before setting it up again).  NULL lock: nothing. */
 void rbdl_lock_shutdown(struct rbdl_image *img);
+/* Free img->lk, after shutdown and once the watch is gone (close). */
+void rbdl_lock_free(struct rbdl_image *img);
+
+/* Is the lock in use on this open (feature on, read-write HEAD)?  Is a
+ * maintenance operation holding it (rbdl_lock_maint_begin)?  Both false
+ * for an image without a lock. */
+bool rbdl_lock_enabled(const struct rbdl_image *img);
+bool rbdl_lock_in_maint(const struct rbdl_image *img);
 
 /*
  * Write gate.  Returns true when the write may proceed now (the caller
@@ -93,14 +104,6 @@ void rbdl_lock_shutdown(struct rbdl_image *img);
  */
 bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w);
 void rbdl_lock_write_end(struct rbdl_image *img);
-
-/* Handle one header notification (watch callback); returns after acking. */
-void rbdl_lock_notify(struct rbdl_image *img, uint64_t notify_id,
-		      uint64_t handle, const struct rbdl_notify_msg *m);
-
-/* The header watch was re-registered with a new handle: move our lock to
- * the new cookie (lock.set_cookie) if we hold it. */
-void rbdl_lock_rewatched(struct rbdl_image *img, uint64_t new_handle);
 
 /* rbd_lock_acquire / rbd_lock_release / rbd_is_exclusive_lock_owner. */
 int rbdl_lock_acquire_user(struct rbdl_image *img);

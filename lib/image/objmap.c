@@ -17,9 +17,8 @@
 #include "proto/cls_rbd.h"
 #include "proto/cls_lock.h"
 #include "proto/objmap_wire.h"
-#include "image.h"
+#include "state.h"
 #include "core/internal.h"
-#include "lock.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,8 +28,8 @@
 
 #include "rbd/librbd.h"
 
-struct rbdl_omrec {
-	struct rbdl_omrec *next;
+struct rbdl_om_update {
+	struct rbdl_om_update *next;
 	struct rbdl_image *img;
 	uint64_t objno;
 	uint8_t target;
@@ -42,16 +41,19 @@ struct rbdl_omrec {
 	int assert_prval, update_prval;
 };
 
-struct rbdl_omold {
-	struct rbdl_omold *next;
+struct rbdl_om_retired {
+	struct rbdl_om_retired *next;
 	uint8_t *bits;
 };
 
 int rbdl_objmap_init(struct rbdl_image *img)
 {
-	struct rbdl_objmap *om = &img->om;
+	struct rbdl_objmap *om = calloc(1, sizeof(*om));
 	size_t n = strlen(img->id) + sizeof("rbd_object_map.");
 
+	if (!om)
+		return -ENOMEM;
+	img->om = om;
 	atomic_init(&om->loaded, false);
 	atomic_init(&om->invalid, false);
 	om->nobjs = 0;
@@ -68,22 +70,26 @@ int rbdl_objmap_init(struct rbdl_image *img)
 
 void rbdl_objmap_destroy(struct rbdl_image *img)
 {
-	struct rbdl_objmap *om = &img->om;
+	struct rbdl_objmap *om = img->om;
 
-	if (!om->oid)
+	if (!om)
 		return;
+	img->om = NULL;
+	if (!om->oid) {
+		free(om);
+		return;
+	}
 	free(om->bits);
 	while (om->old) {
-		struct rbdl_omold *o = om->old;
+		struct rbdl_om_retired *o = om->old;
 
 		om->old = o->next;
 		free(o->bits);
 		free(o);
 	}
 	free(om->oid);
-	om->bits = NULL;
-	om->oid = NULL;
 	pthread_mutex_destroy(&om->mu);
+	free(om);
 }
 
 static void set_state_locked(struct rbdl_objmap *om, uint64_t objno,
@@ -120,12 +126,12 @@ void rbdl_objmap_invalidate(struct rbdl_image *img, const char *why)
 	rbdl_log("image %s: object map %s; flagging it invalid", img->name,
 		 why);
 	rbdl_cls_write(img->md_io, img->header_oid, "rbd", "set_flags", in, n);
-	atomic_store(&img->om.invalid, true);
+	atomic_store(&img->om->invalid, true);
 }
 
 int rbdl_objmap_load(struct rbdl_image *img, uint64_t image_size)
 {
-	struct rbdl_objmap *om = &img->om;
+	struct rbdl_objmap *om = img->om;
 	uint64_t want = rbdl_layout_num_objects(&img->layout, image_size);
 	uint64_t flags = atomic_load(&img->flags);
 	uint8_t *bits = NULL;
@@ -180,7 +186,7 @@ int rbdl_objmap_load(struct rbdl_image *img, uint64_t image_size)
 	}
 	/* A reload (after a resize or snapshot op) replaces the array while
 	 * reads may be looking at it: keep the old one until destroy. */
-	struct rbdl_omold *old = om->bits ? malloc(sizeof(*old)) : NULL;
+	struct rbdl_om_retired *old = om->bits ? malloc(sizeof(*old)) : NULL;
 
 	pthread_mutex_lock(&om->mu);
 	if (old) {
@@ -199,7 +205,7 @@ int rbdl_objmap_load(struct rbdl_image *img, uint64_t image_size)
 
 void rbdl_objmap_unload(struct rbdl_image *img)
 {
-	struct rbdl_objmap *om = &img->om;
+	struct rbdl_objmap *om = img->om;
 
 	if (!atomic_exchange(&om->loaded, false))
 		return;
@@ -221,9 +227,9 @@ static bool update_needed(uint8_t state, uint8_t target, bool has_cur,
 	return true;
 }
 
-static struct rbdl_omrec *find_locked(struct rbdl_objmap *om, uint64_t objno)
+static struct rbdl_om_update *find_locked(struct rbdl_objmap *om, uint64_t objno)
 {
-	for (struct rbdl_omrec *r = om->recs; r; r = r->next)
+	for (struct rbdl_om_update *r = om->recs; r; r = r->next)
 		if (r->objno == objno)
 			return r;
 	return NULL;
@@ -241,7 +247,7 @@ static void release_waiters(struct rbdl_omwaiter *w, int err)
 
 static void invalidated_cb(rados_completion_t rc, void *arg)
 {
-	struct rbdl_omrec *rec = arg;
+	struct rbdl_om_update *rec = arg;
 	struct rbdl_omwaiter *w = rec->wh;
 
 	rados_aio_release(rc);
@@ -253,9 +259,9 @@ static void invalidated_cb(rados_completion_t rc, void *arg)
 
 static void update_cb(rados_completion_t rc, void *arg)
 {
-	struct rbdl_omrec *rec = arg, **pp;
+	struct rbdl_om_update *rec = arg, **pp;
 	struct rbdl_image *img = rec->img;
-	struct rbdl_objmap *om = &img->om;
+	struct rbdl_objmap *om = img->om;
 	int r = rados_aio_get_return_value(rc);
 
 	rados_aio_release(rc);
@@ -317,8 +323,8 @@ static void update_cb(rados_completion_t rc, void *arg)
 int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
 			bool has_cur, uint8_t cur, struct rbdl_omwaiter *w)
 {
-	struct rbdl_objmap *om = &img->om;
-	struct rbdl_omrec *rec;
+	struct rbdl_objmap *om = img->om;
+	struct rbdl_om_update *rec;
 	uint8_t in[32];
 	long inlen;
 
@@ -379,7 +385,7 @@ int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
 		/* Complete through the normal path with the error. */
 		rados_aio_release(rec->rc);
 		pthread_mutex_lock(&om->mu);
-		struct rbdl_omrec **pp;
+		struct rbdl_om_update **pp;
 
 		for (pp = &om->recs; *pp; pp = &(*pp)->next) {
 			if (*pp == rec) {
@@ -398,3 +404,89 @@ int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
 	}
 	return 1;
 }
+
+/* ---- snapshot object maps of a deep copy-up ------------------------------ */
+
+struct snapmark {
+	void (*done)(void *arg, int r);
+	void *arg;
+};
+
+static void snapmark_cb(rados_completion_t rc, void *p)
+{
+	struct snapmark *m = p;
+	int r = rados_aio_get_return_value(rc);
+
+	rados_aio_release(rc);
+	/* A snapshot without a map object is fine (librbd ignores it). */
+	m->done(m->arg, r == -ENOENT ? 0 : r);
+	free(m);
+}
+
+int rbdl_objmap_mark_in_snaps(struct rbdl_image *img, uint64_t objno,
+			      atomic_int *pending,
+			      void (*done)(void *arg, int r), void *arg)
+{
+	bool fast = atomic_load_explicit(&img->features, memory_order_relaxed) &
+		    RBD_FEATURE_FAST_DIFF;
+	uint64_t *snaps;
+	uint32_t n;
+	int r = 0;
+
+	pthread_mutex_lock(&img->refresh_lock);
+	n = img->nsnaps;
+	snaps = malloc((n ? n : 1) * sizeof(*snaps));
+	if (snaps)
+		memcpy(snaps, img->snaps, n * sizeof(*snaps));
+	pthread_mutex_unlock(&img->refresh_lock);
+	if (!snaps)
+		return -ENOMEM;
+	/* snaps is newest first: the oldest is the last. */
+	for (uint32_t i = 0; i < n && r == 0; i++) {
+		uint8_t in[64];
+		char oid[RBDL_OID_MAX];
+		rados_completion_t rc;
+		uint8_t st = i + 1 < n && fast ? RBDL_OBJ_EXISTS_CLEAN
+					       : RBDL_OBJ_EXISTS;
+		long len = rbdl_encode_object_map_update(in, sizeof(in), objno,
+							 objno + 1, st, false,
+							 0);
+		struct snapmark *m = malloc(sizeof(*m));
+		rados_write_op_t op = rados_create_write_op();
+
+		r = len < 0 ? (int)len : !op || !m ? -ENOMEM : 0;
+		if (r == 0)
+			r = rbdl_oid_object_map(oid, sizeof(oid), img->id,
+						snaps[i]);
+		if (r == 0) {
+			m->done = done;
+			m->arg = arg;
+			r = rados_aio_create_completion2(m, snapmark_cb, &rc);
+		}
+		if (r == 0) {
+			rados_write_op_exec(op, "rbd", "object_map_update",
+					    (const char *)in, (size_t)len,
+					    NULL);
+			/* Relaxed: the count is the caller's; its last
+			 * decrement (acq_rel) orders the results. */
+			atomic_fetch_add_explicit(pending, 1,
+						  memory_order_relaxed);
+			r = rados_aio_write_op_operate(op, img->md_io, rc, oid,
+						       NULL, 0);
+			if (r < 0) {
+				atomic_fetch_sub_explicit(pending, 1,
+							  memory_order_relaxed);
+				rados_aio_release(rc);
+			} else {
+				m = NULL;	/* the callback frees it */
+			}
+		}
+		free(m);
+		/* The submitted op owns its ops and data now. */
+		if (op)
+			rados_release_write_op(op);
+	}
+	free(snaps);
+	return r;
+}
+

@@ -40,8 +40,8 @@ struct rbdl_omwaiter {
 	void (*go)(struct rbdl_omwaiter *w, int err);
 };
 
-struct rbdl_omrec;
-struct rbdl_omold;
+struct rbdl_om_update;
+struct rbdl_om_retired;
 
 struct rbdl_objmap {
 	atomic_bool loaded;	/* bits valid (lock held, map loaded) */
@@ -50,13 +50,49 @@ struct rbdl_objmap {
 	uint8_t *bits;
 	char *oid;		/* rbd_object_map.<id> */
 	pthread_mutex_t mu;
-	struct rbdl_omrec *recs;	/* transitions in flight */
-	struct rbdl_omold *old;	/* replaced bit arrays, freed at destroy:
+	struct rbdl_om_update *recs;	/* transitions in flight */
+	struct rbdl_om_retired *old;	/* replaced bit arrays, freed at destroy:
 				 * a reader may still hold the old pointer */
 };
 
+/* Allocate img->om (a user's image; a backing image has none). */
 int rbdl_objmap_init(struct rbdl_image *img);
+/* Free img->om (NULL: nothing). */
 void rbdl_objmap_destroy(struct rbdl_image *img);
+
+/*
+ * Predicates for the data path and maintenance (om may be NULL):
+ * ready: the map is loaded (we hold the lock) and its bits are usable;
+ * trusted: ready and not flagged invalid, so NONEXISTENT is the truth;
+ * count: objects the loaded map covers.
+ */
+static inline bool rbdl_objmap_ready(const struct rbdl_objmap *om)
+{
+	/* Acquire: pairs with the release store of loaded after the bits
+	 * were set up (rbdl_objmap_load). */
+	return om && atomic_load_explicit(&om->loaded, memory_order_acquire);
+}
+static inline bool rbdl_objmap_trusted(const struct rbdl_objmap *om)
+{
+	/* seq_cst, like every access to invalid: it goes false -> true
+	 * only while we hold the lock, before the data it protects is
+	 * written (rbdl_objmap_invalidate). */
+	return rbdl_objmap_ready(om) && !atomic_load(&om->invalid);
+}
+static inline uint64_t rbdl_objmap_count(const struct rbdl_objmap *om)
+{
+	return rbdl_objmap_ready(om) ? om->nobjs : 0;
+}
+/* ready, and the map holds at least one object's state. */
+static inline bool rbdl_objmap_usable(const struct rbdl_objmap *om)
+{
+	return rbdl_objmap_ready(om) && om->bits;
+}
+/* The HEAD map's object name (rbd_object_map.<id>). */
+static inline const char *rbdl_objmap_oid(const struct rbdl_objmap *om)
+{
+	return om->oid;
+}
 
 /* Lock rbd_object_map.<id> (breaking stale lockers) and load it.  Called
  * with the header lock held.  A map that is too small or undecodable is
@@ -69,7 +105,8 @@ void rbdl_objmap_invalidate(struct rbdl_image *img, const char *why);
 /* Forget the map and unlock the map object (lock release). */
 void rbdl_objmap_unload(struct rbdl_image *img);
 
-static inline uint8_t rbdl_objmap_get(struct rbdl_objmap *om, uint64_t objno)
+static inline uint8_t rbdl_objmap_get(const struct rbdl_objmap *om,
+				      uint64_t objno)
 {
 	if (objno >= om->nobjs)
 		return RBDL_OBJ_NONEXISTENT;
@@ -91,5 +128,20 @@ static inline uint8_t rbdl_objmap_get(struct rbdl_objmap *om, uint64_t objno)
  */
 int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
 			bool has_cur, uint8_t cur, struct rbdl_omwaiter *w);
+
+/*
+ * A deep copy-up of object objno of a clone keeps the parent data in every
+ * snapshot, so each snapshot's map records it before the data goes out
+ * (librbd CopyupRequest::update_object_maps): the oldest snapshot EXISTS,
+ * newer ones EXISTS_CLEAN with fast-diff (unchanged since the previous
+ * snapshot), else EXISTS.  Snapshot maps are not locked.  Sends one
+ * update per snapshot, adding one to *pending before each; done(arg, r)
+ * runs once per update sent, on librados' callback thread (a snapshot
+ * without a map counts as success).  Returns 0, or the error that stopped
+ * sending (updates sent before it still call done).
+ */
+int rbdl_objmap_mark_in_snaps(struct rbdl_image *img, uint64_t objno,
+			      atomic_int *pending,
+			      void (*done)(void *arg, int r), void *arg);
 
 #endif /* RBDL_OBJMAP_H */

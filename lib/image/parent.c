@@ -21,7 +21,8 @@
 #include "proto/rados.h"
 #include "parent.h"
 #include "proto/wire.h"
-#include "image.h"
+#include "load.h"
+#include "state.h"
 #include "core/internal.h"
 
 #include <errno.h>
@@ -202,6 +203,50 @@ static int find_backing(struct rbdl_image *img, uint64_t snap,
 	return 0;
 }
 
+/*
+ * Open the image with id in pool/namespace ns read-only at snapshot snap_id
+ * (RBDL_NOSNAP: HEAD) as the backing image of another one; depth counts
+ * the images it backs.  It has no handle, lock, object map or watch, and
+ * may itself be backed (opened here recursively, at most
+ * RBDL_MAX_PARENT_DEPTH deep).
+ */
+static int backing_open(rados_t cluster, int64_t pool, const char *ns,
+			const char *id, uint64_t snap_id, unsigned depth,
+			struct rbdl_image **out)
+{
+	struct rbdl_image *img;
+	rados_ioctx_t io;
+	int r = rbdl_ioctx_dup(cluster, pool, ns, &io);
+
+	if (r < 0)
+		return r;
+	img = rbdl_image_alloc(true, &r);
+	if (img) {
+		img->depth = depth;
+		r = rbdl_image_load(img, io, NULL, id, NULL, snap_id);
+		if (r == 0)
+			r = rbdl_parent_update(img, img->snap_id,
+					       atomic_load(&img->size),
+					       atomic_load(&img->features));
+		if (r < 0) {
+			rbdl_parent_close(img);
+			rbdl_image_free(img);
+		} else {
+			*out = img;
+		}
+	}
+	rados_ioctx_destroy(io);
+	return r;
+}
+
+/* Close a backing image once nothing reads from it any more. */
+static void backing_close(struct rbdl_image *img)
+{
+	rbdl_delivery_wait_idle(&img->dl);
+	rbdl_parent_close(img);
+	rbdl_image_free(img);
+}
+
 static int open_backing(struct rbdl_image *img, const struct backing_key *k,
 			struct rbdl_image **out)
 {
@@ -229,9 +274,9 @@ static int open_backing(struct rbdl_image *img, const struct backing_key *k,
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = rbdl_image_open_backing(img->cluster, b->s.pool_id,
-				    b->s.pool_namespace, b->s.image_id,
-				    b->s.snap_id, img->depth + 1, &b->img);
+	r = backing_open(img->cluster, b->s.pool_id,
+			 b->s.pool_namespace, b->s.image_id, b->s.snap_id,
+			 img->depth + 1, &b->img);
 	if (r < 0) {
 		rbdl_log("image %s: cannot open its %s (pool %" PRId64
 			 ", image id %s, snapshot %" PRIu64 "): %s", img->name,
@@ -295,7 +340,7 @@ void rbdl_parent_close(struct rbdl_image *img)
 		struct rbdl_backing *b = img->backings;
 
 		img->backings = b->next;
-		rbdl_image_close_backing(b->img);
+		backing_close(b->img);
 		rbdl_parent_spec_free(&b->s);
 		free(b);
 	}

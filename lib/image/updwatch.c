@@ -19,7 +19,8 @@
 #include <stdlib.h>
 
 #include "proto/notify.h"
-#include "image.h"
+#include "state.h"
+#include "watch.h"
 #include "core/internal.h"
 #include "updwatch.h"
 
@@ -30,10 +31,15 @@ struct rbdl_updw_ent {
 	void *arg;
 };
 
-void rbdl_updw_init(struct rbdl_image *img)
-{
-	struct rbdl_updwatch *uw = &img->uw;
+static const struct rbdl_watch_listener updw_listener;
 
+int rbdl_updw_init(struct rbdl_image *img)
+{
+	struct rbdl_updwatch *uw = calloc(1, sizeof(*uw));
+
+	if (!uw)
+		return -ENOMEM;
+	img->uw = uw;
 	pthread_mutex_init(&uw->mu, NULL);
 	pthread_cond_init(&uw->cv, NULL);
 	uw->running = uw->stop = uw->own_watch = false;
@@ -41,11 +47,13 @@ void rbdl_updw_init(struct rbdl_image *img)
 	uw->next_handle = 1;
 	uw->pending = 0;
 	uw->in_cb = 0;
+	rbdl_watch_listen(img, RBDL_WATCH_SLOT_UPDATES, &updw_listener);
+	return 0;
 }
 
-void rbdl_updw_notify(struct rbdl_image *img)
+static void updw_notify(struct rbdl_image *img)
 {
-	struct rbdl_updwatch *uw = &img->uw;
+	struct rbdl_updwatch *uw = img->uw;
 
 	pthread_mutex_lock(&uw->mu);
 	if (uw->list) {
@@ -58,7 +66,7 @@ void rbdl_updw_notify(struct rbdl_image *img)
 static void *notifier(void *arg)
 {
 	struct rbdl_image *img = arg;
-	struct rbdl_updwatch *uw = &img->uw;
+	struct rbdl_updwatch *uw = img->uw;
 
 	pthread_mutex_lock(&uw->mu);
 	for (;;) {
@@ -101,7 +109,7 @@ static void own_watch_cb(void *arg, uint64_t notify_id, uint64_t handle,
 
 	if (rbdl_decode_notify(data, data_len, &m) < 0 ||
 	    m.op == RBDL_NOTIFY_HEADER_UPDATE)
-		rbdl_updw_notify(img);
+		updw_notify(img);
 	rados_notify_ack(img->md_io, img->header_oid, notify_id, handle, NULL,
 			 0);
 }
@@ -111,13 +119,36 @@ static void own_watch_err(void *arg, uint64_t cookie, int err)
 	(void)cookie;
 	(void)err;
 	/* Notifications may have been lost: tell the watchers. */
-	rbdl_updw_notify(arg);
+	updw_notify(arg);
 }
+
+/* The image's own header watch (watch.h) saw a notification. */
+static bool updw_on_notify(struct rbdl_image *img, uint64_t notify_id,
+			   uint64_t handle, const struct rbdl_notify_msg *m)
+{
+	(void)notify_id;
+	(void)handle;
+	if (!m || m->op == RBDL_NOTIFY_HEADER_UPDATE)
+		updw_notify(img);
+	return false;	/* the watch acks it */
+}
+
+/* Updates may have been missed while the header was unwatched. */
+static void updw_on_rewatched(struct rbdl_image *img, uint64_t new_handle)
+{
+	(void)new_handle;
+	updw_notify(img);
+}
+
+static const struct rbdl_watch_listener updw_listener = {
+	.notify = updw_on_notify,
+	.rewatched = updw_on_rewatched,
+};
 
 int rbdl_updw_register(struct rbdl_image *img, uint64_t *handle,
 		       void (*cb)(void *), void *arg)
 {
-	struct rbdl_updwatch *uw = &img->uw;
+	struct rbdl_updwatch *uw = img->uw;
 	struct rbdl_updw_ent *e = calloc(1, sizeof(*e)), **pp;
 	int r = 0;
 
@@ -154,7 +185,7 @@ out:
 
 int rbdl_updw_unregister(struct rbdl_image *img, uint64_t handle)
 {
-	struct rbdl_updwatch *uw = &img->uw;
+	struct rbdl_updwatch *uw = img->uw;
 	struct rbdl_updw_ent **pp, *e = NULL;
 
 	pthread_mutex_lock(&uw->mu);
@@ -179,7 +210,10 @@ int rbdl_updw_unregister(struct rbdl_image *img, uint64_t handle)
 
 void rbdl_updw_shutdown(struct rbdl_image *img)
 {
-	struct rbdl_updwatch *uw = &img->uw;
+	struct rbdl_updwatch *uw = img->uw;
+
+	if (!uw)
+		return;
 
 	if (uw->own_watch) {
 		rados_unwatch2(img->md_io, uw->own_cookie);
@@ -201,4 +235,8 @@ void rbdl_updw_shutdown(struct rbdl_image *img)
 	}
 	pthread_cond_destroy(&uw->cv);
 	pthread_mutex_destroy(&uw->mu);
+	/* The header watch is gone (close stops it first): nothing calls
+	 * the listener any more. */
+	img->uw = NULL;
+	free(uw);
 }

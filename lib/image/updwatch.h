@@ -41,11 +41,11 @@ struct rbdl_updwatch {
 	uint64_t own_cookie;
 };
 
-void rbdl_updw_init(struct rbdl_image *img);
-/* Close: unwatch, stop the thread, drop remaining registrations. */
+/* Allocate img->uw and subscribe to the header watch (open). */
+int rbdl_updw_init(struct rbdl_image *img);
+/* Close: unwatch, stop the thread, drop remaining registrations, free
+ * img->uw (after the header watch stopped).  NULL: nothing. */
 void rbdl_updw_shutdown(struct rbdl_image *img);
-/* A header update arrived (any thread; never blocks for long). */
-void rbdl_updw_notify(struct rbdl_image *img);
 
 int rbdl_updw_register(struct rbdl_image *img, uint64_t *handle,
 		       void (*cb)(void *), void *arg);

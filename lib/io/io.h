@@ -29,7 +29,7 @@
 #include <sys/uio.h>
 
 #include "core/completion.h"
-#include "image/image.h"
+#include "image/state.h"
 
 enum rbdl_op {
 	RBDL_OP_READ,

@@ -61,6 +61,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "image/parent.h"
+#include "image/load.h"
+#include "image/refresh.h"
 #include "proto/oid.h"
 #include "proto/rados.h"
 #include "rbd/librbd.h"
@@ -68,7 +71,7 @@
 #include "proto/cls_rbd.h"
 #include "proto/objmap_wire.h"
 #include "diff.h"
-#include "image/image.h"
+#include "image/state.h"
 #include "core/internal.h"
 #include "io/io.h"
 #include "image/objmap.h"

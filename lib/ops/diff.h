@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "image/image.h"
+#include "image/state.h"
 
 int rbdl_diff_iterate(struct rbdl_image *img, const char *fromsnapname,
 		      uint64_t ofs, uint64_t len, bool whole_object,

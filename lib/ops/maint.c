@@ -26,6 +26,9 @@
  */
 #include "config.h"
 
+#include "image/parent.h"
+#include "image/open.h"
+#include "image/refresh.h"
 #include "proto/oid.h"
 #include "proto/rados.h"
 #include "maint.h"
@@ -34,7 +37,7 @@
 #include "proto/cls_lock.h"
 #include "proto/notify.h"
 #include "proto/objmap_wire.h"
-#include "image/image.h"
+#include "image/state.h"
 #include "core/internal.h"
 #include "io/io.h"
 #include "image/lock.h"
@@ -56,22 +59,6 @@
 
 /* ---- small helpers -------------------------------------------------------- */
 
-static bool has_lock(struct rbdl_image *img)
-{
-	return atomic_load(&img->lk.state) != RBDL_LOCK_DISABLED;
-}
-
-/* Do we hold the lock for this op (maint_begin took it)? */
-static bool holds_lock(struct rbdl_image *img)
-{
-	return atomic_load(&img->lk.state) == RBDL_LOCK_MAINT;
-}
-
-static bool has_objmap(struct rbdl_image *img)
-{
-	return atomic_load(&img->om.loaded) && img->om.bits;
-}
-
 /* A write op on the header, guarded by our exclusive lock if any. */
 static int hdr_write(struct rbdl_image *img, const char *method,
 		     const void *in, size_t inlen)
@@ -82,8 +69,8 @@ static int hdr_write(struct rbdl_image *img, const char *method,
 
 	if (!op)
 		return -ENOMEM;
-	if (holds_lock(img)) {
-		char cookie[sizeof(img->lk.cookie)];
+	if (rbdl_lock_in_maint(img)) {
+		char cookie[RBDL_LOCK_COOKIE_MAX];
 		long n;
 
 		rbdl_lock_cookie(img, cookie, sizeof(cookie));
@@ -139,7 +126,7 @@ static int om_update(struct rbdl_image *img, uint64_t start, uint64_t end,
 
 	if (n < 0)
 		return (int)n;
-	return om_write(img, img->om.oid, true, "object_map_update", in,
+	return om_write(img, rbdl_objmap_oid(img->om), true, "object_map_update", in,
 			(size_t)n);
 }
 
@@ -151,7 +138,7 @@ static int om_resize(struct rbdl_image *img, uint64_t nobjs)
 	rbdl_enc_init(&e, in, sizeof(in));
 	rbdl_enc_u64(&e, nobjs);
 	rbdl_enc_u8(&e, RBDL_OBJ_NONEXISTENT);
-	return om_write(img, img->om.oid, true, "object_map_resize", in,
+	return om_write(img, rbdl_objmap_oid(img->om), true, "object_map_resize", in,
 			e.len);
 }
 
@@ -204,7 +191,7 @@ static int refresh_now(struct rbdl_image *img)
 
 	atomic_fetch_add_explicit(&img->refresh_seq, 1, memory_order_release);
 	r = rbdl_image_refresh_slow(img);
-	if (r == 0 && holds_lock(img) && atomic_load(&img->om.loaded))
+	if (r == 0 && rbdl_lock_in_maint(img) && rbdl_objmap_ready(img->om))
 		r = rbdl_objmap_load(img, atomic_load(&img->size));
 	return r;
 }
@@ -282,10 +269,10 @@ static uint64_t next_snap(struct rbdl_image *img, uint64_t snap_id)
 /* Could the HEAD object objno exist (false only if a valid map says no)? */
 static bool may_exist(struct rbdl_image *img, uint64_t objno)
 {
-	if (!has_objmap(img) || atomic_load(&img->om.invalid) ||
-	    objno >= img->om.nobjs)
+	if (!rbdl_objmap_usable(img->om) || !rbdl_objmap_trusted(img->om) ||
+	    objno >= rbdl_objmap_count(img->om))
 		return true;
-	return rbdl_objmap_get(&img->om, objno) != RBDL_OBJ_NONEXISTENT;
+	return rbdl_objmap_get(img->om, objno) != RBDL_OBJ_NONEXISTENT;
 }
 
 /* ---- a window of asynchronous object writes -------------------------------- */
@@ -351,14 +338,16 @@ static int win_drain(struct win *w)
 /* Remove whole object objno, with the object map transitions librbd makes
  * (PENDING before, NONEXISTENT after).  Synchronous. */
 static int remove_one(struct rbdl_image *img, rados_ioctx_t io,
-		      uint64_t objno)
+		      uint64_t objno, bool known)
 {
 	char oid[RBDL_OID_MAX];
 	int r;
 
-	if (!may_exist(img, objno))
+	/* known: the object may exist whatever the in-memory map says (it
+	 * was just copied up, or the on-disk map records it). */
+	if (!known && !may_exist(img, objno))
 		return 0;
-	if (has_objmap(img)) {
+	if (rbdl_objmap_usable(img->om)) {
 		r = om_update(img, objno, objno + 1, RBDL_OBJ_PENDING,
 			      RBDL_OBJ_EXISTS);
 		if (r < 0)
@@ -368,7 +357,7 @@ static int remove_one(struct rbdl_image *img, rados_ioctx_t io,
 	r = rados_remove(io, oid);
 	if (r < 0 && r != -ENOENT)
 		return r;
-	if (has_objmap(img))
+	if (rbdl_objmap_usable(img->om))
 		return om_update(img, objno, objno + 1, RBDL_OBJ_NONEXISTENT,
 				 RBDL_OBJ_PENDING);
 	return 0;
@@ -405,7 +394,7 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 	for (uint64_t o = start; o < nobjs && o < copied; o++) {
 		/* The map records the object before its data can exist. */
 		r = 0;
-		if (has_objmap(img) && !may_exist(img, o))
+		if (rbdl_objmap_usable(img->om) && !may_exist(img, o))
 			r = om_update(img, o, o + 1, RBDL_OBJ_EXISTS,
 				      ANY_STATE);
 		if (r == 0)
@@ -416,7 +405,7 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 	if (start < nobjs) {
 		/* Which objects may exist is decided before the map moves
 		 * them to PENDING (the map is not reloaded meanwhile). */
-		if (has_objmap(img)) {
+		if (rbdl_objmap_usable(img->om)) {
 			r = om_update(img, start, nobjs, RBDL_OBJ_PENDING,
 				      RBDL_OBJ_EXISTS);
 			if (r < 0)
@@ -440,7 +429,7 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 		r = win_drain(&w);
 		if (r < 0)
 			return r;
-		if (has_objmap(img)) {
+		if (rbdl_objmap_usable(img->om)) {
 			r = om_update(img, start, nobjs, RBDL_OBJ_NONEXISTENT,
 				      RBDL_OBJ_PENDING);
 			if (r < 0)
@@ -480,8 +469,8 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 			continue;
 		/* A cut object has changed since the last snapshot (an
 		 * EXISTS_CLEAN one becomes EXISTS, as for any discard). */
-		if (has_objmap(img) && x->objno < img->om.nobjs &&
-		    rbdl_objmap_get(&img->om, x->objno) != RBDL_OBJ_EXISTS) {
+		if (rbdl_objmap_usable(img->om) && x->objno < rbdl_objmap_count(img->om) &&
+		    rbdl_objmap_get(img->om, x->objno) != RBDL_OBJ_EXISTS) {
 			r = om_update(img, x->objno, x->objno + 1,
 				      RBDL_OBJ_EXISTS, ANY_STATE);
 			if (r < 0)
@@ -534,10 +523,10 @@ static int do_resize(struct rbdl_image *img, uint64_t size)
 		r = trim(img, old, size);
 		if (r == 0)
 			r = set_size(img, size);
-		if (r == 0 && has_objmap(img))
+		if (r == 0 && rbdl_objmap_usable(img->om))
 			r = om_resize(img, nobjs);
 	} else {
-		r = has_objmap(img) ? om_resize(img, nobjs) : 0;
+		r = rbdl_objmap_usable(img->om) ? om_resize(img, nobjs) : 0;
 		if (r == 0)
 			r = set_size(img, size);
 	}
@@ -567,9 +556,9 @@ static int maint_begin(struct rbdl_image *img, bool need_lock)
 	}
 	if (r == 0 && need_lock)
 		r = rbdl_lock_maint_begin(img);
-	if (r == 0 && need_lock && has_lock(img) &&
+	if (r == 0 && need_lock && rbdl_lock_enabled(img) &&
 	    (atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP) &&
-	    !atomic_load(&img->om.loaded))
+	    !rbdl_objmap_ready(img->om))
 		r = -EROFS;	/* never change data under an unloaded map */
 	if (r < 0) {
 		if (need_lock)
@@ -623,7 +612,7 @@ static int snap_create_map(struct rbdl_image *img, uint64_t snap_id)
 {
 	char oid[RBDL_OID_MAX], *buf;
 	size_t len;
-	int r = read_whole(img->md_io, img->om.oid, &buf, &len);
+	int r = read_whole(img->md_io, rbdl_objmap_oid(img->om), &buf, &len);
 
 	if (r < 0)
 		return r;
@@ -634,7 +623,7 @@ static int snap_create_map(struct rbdl_image *img, uint64_t snap_id)
 		return r;
 	if (!(atomic_load(&img->features) & RBD_FEATURE_FAST_DIFF))
 		return 0;
-	return om_write(img, img->om.oid, true, "object_map_snap_add", NULL, 0);
+	return om_write(img, rbdl_objmap_oid(img->om), true, "object_map_snap_add", NULL, 0);
 }
 
 int rbdl_maint_snap_create(struct rbdl_image *img, const char *name)
@@ -681,7 +670,7 @@ int rbdl_maint_snap_create(struct rbdl_image *img, const char *name)
 		if (r != -ESTALE || tries >= SNAP_ID_RETRIES)
 			goto out;
 	}
-	if (has_objmap(img)) {
+	if (rbdl_objmap_usable(img->om)) {
 		int q = snap_create_map(img, snap_id);
 
 		if (q < 0) {
@@ -792,7 +781,7 @@ static int snap_remove_map(struct rbdl_image *img, uint64_t snap_id)
 		r = read_whole(img->md_io, oid, &buf, &len);
 		if (r == 0) {
 			if (next == RBDL_NOSNAP)
-				snprintf(noid, sizeof(noid), "%s", img->om.oid);
+				snprintf(noid, sizeof(noid), "%s", rbdl_objmap_oid(img->om));
 			else
 				rbdl_oid_object_map(noid, sizeof(noid), img->id, next);
 			r = om_write(img, noid, next == RBDL_NOSNAP,
@@ -893,7 +882,7 @@ static int rollback_map(struct rbdl_image *img, uint64_t snap_id,
 		rados_write_op_exec(op, "lock", "assert_locked",
 				    (const char *)ain, (size_t)n, NULL);
 		rados_write_op_write_full(op, buf, len);
-		r = rados_write_op_operate(op, img->md_io, img->om.oid, NULL, 0);
+		r = rados_write_op_operate(op, img->md_io, rbdl_objmap_oid(img->om), NULL, 0);
 		rados_release_write_op(op);
 		free(buf);
 	}
@@ -927,7 +916,7 @@ int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name)
 	r = refresh_now(img);	/* size (and the map's length) */
 	if (r < 0)
 		goto done;
-	bool map = has_objmap(img);
+	bool map = rbdl_objmap_usable(img->om);
 
 	if (map)
 		rollback_map(img, snap_id, &snap_bits, &snap_n);

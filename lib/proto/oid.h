@@ -26,6 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Pool-wide objects. */
+#define RBDL_OID_DIRECTORY "rbd_directory"	/* names <-> ids */
+#define RBDL_OID_TRASH "rbd_trash"
+#define RBDL_OID_INFO "rbd_info"		/* pool metadata */
+#define RBDL_OID_CHILDREN "rbd_children"	/* clone v1 parent links */
+
 #define RBDL_NAME_MAX 2048
 #define RBDL_OID_MAX (RBDL_NAME_MAX + 64)
 #define RBDL_OID_PREFIX_MAX 96

@@ -337,3 +337,10 @@ void rbdl_lockobj_break_all(rados_ioctx_t io, const char *oid)
 		rbdl_lockobj_break(io, oid, &li.lockers[i]);
 	rbdl_lock_info_free(&li);
 }
+
+int rbdl_remove_if_exists(rados_ioctx_t io, const char *oid)
+{
+	int r = rados_remove(io, oid);
+
+	return r == -ENOENT ? 0 : r;
+}

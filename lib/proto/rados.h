@@ -105,6 +105,9 @@ int rbdl_lockobj_break(rados_ioctx_t io, const char *oid,
 /* Break every locker (best effort, errors ignored). */
 void rbdl_lockobj_break_all(rados_ioctx_t io, const char *oid);
 
+/* Remove an object; -ENOENT counts as success. */
+int rbdl_remove_if_exists(rados_ioctx_t io, const char *oid);
+
 /* ---- I/O contexts -------------------------------------------------------- */
 
 /* A new ioctx on pool (by id) and namespace ns of cluster. */

@@ -1,27 +1,32 @@
 /*
- * image.h - an open RBD image: metadata, I/O contexts, header watch.
+ * state.h - the state of an open RBD image, shared by the image layer's
+ * modules (load, watch, refresh, parent, lock, objmap, updwatch, open)
+ * and read by the data path.
  *
- * Role: open a format-2 image the way librbd does (id lookup, the cls "rbd"
- * metadata calls, striping, data pool, namespace, snapshot), decide what
- * librbdlite may safely do with it (read, write, or refuse), keep the
- * metadata current when another client changes the header, and close it.
+ * Role: one struct, no code.  The subsystems with state of their own
+ * (exclusive lock, object map, update watchers) hang off it as pointers
+ * to structs their modules define, so this header depends on none of
+ * them; an image that has no use for one (a backing image has no lock, no
+ * object map and no watchers) leaves it NULL, and every predicate of those
+ * modules accepts NULL.
  *
  * Threading: the fields marked "immutable" never change after open.  The
  * mutable metadata the I/O path needs (size, the write I/O context carrying
  * the snapshot context) is published through atomics and changed only by a
- * refresh, which runs under refresh_lock on whichever thread first notices
- * that a refresh is due (an I/O submitter, or a control call).  The header
- * watch callback only acks notifications and bumps refresh_seq; it never
- * blocks.
+ * refresh (refresh.h), which runs under refresh_lock on whichever thread
+ * first notices that a refresh is due (an I/O submitter, or a control
+ * call).  The header watch callback (watch.h) only acks notifications and
+ * bumps refresh_seq; it never blocks.
  *
  * Ownership: the application owns the rados_ioctx_t it passed to rbd_open;
- * the image owns private duplicates (md_io for the header, data_io for data
- * objects), so later changes to the caller's ioctx do not matter, as in
- * librbd.  An rbd_image_t is a pointer to a struct rbdl_handle that is never
- * freed or reused, so a closed or bogus handle is detected, never followed.
+ * the image owns private duplicates (md_io for the header, data I/O
+ * contexts for data objects), so later changes to the caller's ioctx do
+ * not matter, as in librbd.  An rbd_image_t is a pointer to a struct
+ * rbdl_handle that is never freed or reused, so a closed or bogus handle
+ * is detected, never followed.
  */
-#ifndef RBDL_IMAGE_H
-#define RBDL_IMAGE_H
+#ifndef RBDL_IMAGE_STATE_H
+#define RBDL_IMAGE_STATE_H
 
 #include <pthread.h>
 #include <rados/librados.h>
@@ -30,11 +35,8 @@
 #include <stdint.h>
 
 #include "core/completion.h"
-#include "lock.h"
-#include "objmap.h"
-#include "parent.h"
 #include "core/striper.h"
-#include "updwatch.h"
+#include "rbd/features.h"
 
 /* Features whose state a writer must maintain and librbdlite cannot yet
  * (writes and maintenance operations fail with -EROFS). */
@@ -46,6 +48,12 @@
 #define RBDL_HANDLE_CLOSED 0x52424458u
 
 struct rbdl_image;
+struct rbdl_lock;		/* lock.h */
+struct rbdl_objmap;		/* objmap.h */
+struct rbdl_updwatch;		/* updwatch.h */
+struct rbdl_pview;		/* parent.h */
+struct rbdl_backing;		/* parent.c */
+struct rbdl_watch_listener;	/* watch.h */
 
 struct rbdl_handle {
 	_Atomic uint32_t magic;
@@ -60,8 +68,9 @@ struct rbdl_retired_io {
 };
 
 /*
- * Flush barrier state: operations are counted per generation parity; a
- * flush bumps the generation and waits for the previous parity to drain.
+ * Flush barrier state (its logic is io/flush.c): operations are counted
+ * per generation parity; a flush bumps the generation and waits for the
+ * previous parity to drain.
  */
 struct rbdl_flushq {
 	_Atomic uint64_t gen;
@@ -71,6 +80,10 @@ struct rbdl_flushq {
 	struct rbdl_comp *waiting;	/* flushes waiting for the drain */
 	struct rbdl_comp *queued;	/* flushes that arrived meanwhile */
 };
+
+/* Header notification subscribers (watch.h): the lock and the update
+ * watchers. */
+#define RBDL_WATCH_LISTENERS 2
 
 struct rbdl_image {
 	/* immutable after open */
@@ -117,18 +130,22 @@ struct rbdl_image {
 	uint32_t nsnaps;
 	struct rbdl_retired_io *retired;
 
-	/* header watch (read-write HEAD opens only) */
+	/* header watch (read-write HEAD opens only; watch.h) */
 	bool watching;
 	uint64_t watch_cookie;
 	atomic_bool watch_broken;
+	/* Set before the watch is registered (or, for the lock set up
+	 * again by rbd_snap_set, with release ordering), read by the watch
+	 * callback with acquire. */
+	_Atomic(const struct rbdl_watch_listener *) listeners[RBDL_WATCH_LISTENERS];
 
 	rados_ioctx_t defer_io;		/* never writes: async completion */
 
 	struct rbdl_flushq fq;
 	struct rbdl_delivery dl;
-	struct rbdl_lock lk;		/* exclusive lock (lock.h) */
-	struct rbdl_objmap om;		/* HEAD object map (objmap.h) */
-	struct rbdl_updwatch uw;	/* rbd_update_watch (updwatch.h) */
+	struct rbdl_lock *lk;		/* exclusive lock, or NULL (lock.h) */
+	struct rbdl_objmap *om;		/* HEAD object map, or NULL */
+	struct rbdl_updwatch *uw;	/* rbd_update_watch, or NULL */
 
 	/* backing image of a clone or migration (parent.h) */
 	_Atomic(struct rbdl_pview *) pview;	/* current view */
@@ -136,26 +153,6 @@ struct rbdl_image {
 	struct rbdl_backing *backings;	/* opened, under refresh_lock */
 	unsigned depth;			/* 0 for a user's image (immutable) */
 };
-
-/* Open; on success *out is a new handle.  Negative errno on failure. */
-int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
-		    const char *snap_name, bool read_only,
-		    struct rbdl_handle **out);
-
-/* Close: waits for in-flight I/O, unwatches, frees.  The handle is marked
- * closed and stays allocated. */
-int rbdl_image_close(struct rbdl_handle *h);
-
-/*
- * Open the image with id in pool/namespace ns read-only at snapshot snap_id
- * (RBDL_NOSNAP: HEAD) as the backing image of another one (parent.h); it
- * has no handle.  depth counts the images it backs.  Close with
- * rbdl_image_close_backing once nothing reads from it any more.
- */
-int rbdl_image_open_backing(rados_t cluster, int64_t pool, const char *ns,
-			    const char *id, uint64_t snap_id, unsigned depth,
-			    struct rbdl_image **out);
-void rbdl_image_close_backing(struct rbdl_image *img);
 
 /* Resolve a user handle: NULL unless it is an open image. */
 static inline struct rbdl_image *rbdl_image_from_user(void *p)
@@ -168,37 +165,6 @@ static inline struct rbdl_image *rbdl_image_from_user(void *p)
 	return h->img;
 }
 
-/* A new ioctx on the image's data objects (data pool or metadata pool, in
- * the image's namespace), with no snapshot context and reading HEAD. */
-int rbdl_image_data_ioctx(struct rbdl_image *img, rados_ioctx_t *out);
-/*
- * rbd_snap_set: switch the read view to snapshot snap_name (NULL: back to
- * HEAD).  In-flight I/O is drained first (caller holds maint_mu).  At a
- * snapshot, writes fail with -EROFS and the size is the snapshot's; the
- * exclusive lock is released as librbd does.  Back at HEAD a non-read-only
- * open is writable again (an image opened at a snapshot gets its write
- * context, header watch and lock machinery now).  -ENOENT: no such user
- * snapshot.
- */
-int rbdl_image_set_snap(struct rbdl_image *img, const char *snap_name);
-
-/* Bring metadata up to date if a header notification arrived. */
-int rbdl_image_refresh_slow(struct rbdl_image *img);
-static inline int rbdl_image_maybe_refresh(struct rbdl_image *img)
-{
-	/* Acquire: pairs with the watch callback's release increment; the
-	 * relaxed load of applied_seq is ordered by refresh_lock for the
-	 * refresher and only compared here. */
-	if (__builtin_expect(
-		    atomic_load_explicit(&img->refresh_seq,
-					 memory_order_acquire) ==
-			    atomic_load_explicit(&img->applied_seq,
-						 memory_order_relaxed),
-		    1))
-		return 0;
-	return rbdl_image_refresh_slow(img);
-}
-
 /* The current backing view (parent.h); never NULL once the image is open. */
 static inline const struct rbdl_pview *rbdl_parent_view(struct rbdl_image *img)
 {
@@ -207,4 +173,4 @@ static inline const struct rbdl_pview *rbdl_parent_view(struct rbdl_image *img)
 	return atomic_load_explicit(&img->pview, memory_order_acquire);
 }
 
-#endif /* RBDL_IMAGE_H */
+#endif /* RBDL_IMAGE_STATE_H */

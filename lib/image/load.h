@@ -1,0 +1,62 @@
+/*
+ * load.h - building the state of an image from its header (load.c),
+ * shared by the open of a user's image (open.h) and of a backing image
+ * (parent.h).
+ *
+ * Threading: control path, synchronous; before the image is shared,
+ * except where noted.  Each int function returns 0 or a negative errno.
+ */
+#ifndef RBDL_IMAGE_LOAD_H
+#define RBDL_IMAGE_LOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "state.h"
+
+/* Incompatible features a reader understands.  dirty-cache: librbd 16.2
+ * without a persistent-cache plugin opens such an image and reads RADOS;
+ * librbdlite reads it the same way but refuses writes (write gate). */
+#define RBDL_READ_SUPPORTED                                                  \
+	(RBD_FEATURE_LAYERING | RBD_FEATURE_STRIPINGV2 |                     \
+	 RBD_FEATURE_DATA_POOL | RBD_FEATURE_DIRTY_CACHE)
+
+/* A zeroed image with its locks, counters and delivery set up; NULL with
+ * *err set on failure.  Free with rbdl_image_free. */
+struct rbdl_image *rbdl_image_alloc(bool read_only, int *err);
+
+/*
+ * Fill img from the header of the image name (or, with name NULL, id) in
+ * io's pool and namespace: private I/O contexts, metadata, layout,
+ * snapshot context, and the read view: the user snapshot snap_name, or
+ * (snap_name NULL) snapshot snap_id, RBDL_NOSNAP for HEAD.  Sets size,
+ * flags, features and the write gate.  -ENOENT (no such image or
+ * snapshot), -EOPNOTSUPP (format 1), -ENOSYS (unsupported features),
+ * -EBADMSG (a header librbdlite cannot use).
+ */
+int rbdl_image_load(struct rbdl_image *img, rados_ioctx_t io,
+		    const char *name, const char *id, const char *snap_name,
+		    uint64_t snap_id);
+
+/* Free what rbdl_image_alloc and rbdl_image_load set up. */
+void rbdl_image_free(struct rbdl_image *img);
+
+/* Find a user snapshot by name: its id and size (refresh_lock held once
+ * the image is shared).  -ENOENT if there is none. */
+int rbdl_image_find_snap(struct rbdl_image *img, const char *snap_name,
+			 uint64_t *snap_id, uint64_t *size);
+
+/* Why writes must be refused with these features (0 if they are fine),
+ * and the one-line diagnostic when a feature is the reason. */
+int rbdl_image_write_gate(const struct rbdl_image *img, uint64_t features);
+void rbdl_image_log_write_refusal(const struct rbdl_image *img,
+				  uint64_t features);
+
+/* A new ioctx on the image's data objects (data pool or metadata pool, in
+ * the image's namespace), with no snapshot context and reading HEAD. */
+int rbdl_image_data_ioctx(struct rbdl_image *img, rados_ioctx_t *out);
+/* The same with the write snapshot context (seq, snaps[n]) set. */
+int rbdl_image_write_ioctx(struct rbdl_image *img, uint64_t seq,
+			   uint64_t *snaps, uint32_t n, rados_ioctx_t *out);
+
+#endif /* RBDL_IMAGE_LOAD_H */

@@ -1,0 +1,201 @@
+/*
+ * open.c - rbd_open and rbd_close of a user's image, and rbd_snap_set.
+ *
+ * Open follows librbd's OpenRequest/RefreshRequest: the shared load
+ * (load.h: id, header, snapshot), what backs a clone (parent.h), then for
+ * a read-write open of HEAD the write context and the header watch
+ * (watch.h), the object map (objmap.h) and the exclusive lock (lock.h),
+ * and finally the settings the data path applies (refresh.h).  Close
+ * undoes it in reverse after the image's I/O drained.
+ *
+ * Threading and ownership: synchronous on the caller's thread.  Handles
+ * are allocated here and never freed (state.h): a closed handle stays
+ * recognisable.
+ */
+#include "config.h"
+
+#include "open.h"
+
+#include "core/slab.h"
+#include "load.h"
+#include "lock.h"
+#include "objmap.h"
+#include "parent.h"
+#include "proto/cls_rbd.h"
+#include "refresh.h"
+#include "updwatch.h"
+#include "watch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbd/librbd.h"
+
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rbdl_handle *handles;
+
+/* What a read-write open of HEAD has beyond the shared load: a write
+ * context with the snapshot context, and the header watch (librbd
+ * watches the header of every read-write open). */
+static int make_writable(struct rbdl_image *img)
+{
+	rados_ioctx_t wio;
+	int r = rbdl_image_write_ioctx(img, img->snap_seq, img->snaps,
+				       img->nsnaps, &wio);
+
+	if (r < 0)
+		return r;
+	atomic_init(&img->wr_io, wio);
+	return rbdl_watch_start(img);
+}
+
+/* Undo rbdl_image_open (or a part of it) once no I/O is in flight. */
+static void image_close(struct rbdl_image *img)
+{
+	rbdl_lock_shutdown(img);	/* releases the lock if we hold it */
+	rbdl_watch_stop(img);
+	rbdl_updw_shutdown(img);
+	rbdl_parent_close(img);
+	rbdl_objmap_destroy(img);
+	rbdl_lock_free(img);
+	rbdl_image_free(img);
+}
+
+/* An image opened at a snapshot comes back to HEAD writable (librbd):
+ * give it what a read-write open has.  Called with maint_mu held. */
+static int become_writable(struct rbdl_image *img)
+{
+	rados_ioctx_t wio;
+	int r;
+
+	pthread_mutex_lock(&img->refresh_lock);
+	r = rbdl_image_write_ioctx(img, img->snap_seq, img->snaps, img->nsnaps,
+				   &wio);
+	if (r == 0)
+		atomic_store_explicit(&img->wr_io, wio, memory_order_release);
+	pthread_mutex_unlock(&img->refresh_lock);
+	if (r < 0)
+		return r;
+	if (!img->watching) {
+		r = rbdl_watch_start(img);
+		if (r < 0)
+			return r;
+	}
+	pthread_mutex_lock(&img->refresh_lock);
+	img->read_only = false;
+	pthread_mutex_unlock(&img->refresh_lock);
+	/* The lock was set up disabled (read-only then); no thread ran and
+	 * the watch callback only looks at the DISABLED state. */
+	rbdl_lock_shutdown(img);
+	return rbdl_lock_init(img);
+}
+
+int rbdl_image_set_snap(struct rbdl_image *img, const char *snap_name)
+{
+	uint64_t id = RBDL_NOSNAP, size = 0;
+	char *name = NULL;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	if (snap_name) {
+		pthread_mutex_lock(&img->refresh_lock);
+		r = rbdl_image_find_snap(img, snap_name, &id, &size);
+		pthread_mutex_unlock(&img->refresh_lock);
+		if (r < 0)
+			return r;
+		name = strdup(snap_name);
+		if (!name)
+			return -ENOMEM;
+		/* librbd shuts the exclusive lock down at a snapshot; the
+		 * HEAD object map must not answer snapshot reads either. */
+		rbdl_lock_drop(img);
+	} else if (!img->open_ro && !atomic_load(&img->wr_io)) {
+		r = become_writable(img);
+		if (r < 0)
+			return r;
+	}
+	pthread_mutex_lock(&img->refresh_lock);
+	free(img->snap_name);
+	img->snap_name = name;
+	img->snap_id = id;
+	img->read_only = img->open_ro || id != RBDL_NOSNAP;
+	rados_ioctx_snap_set_read(img->rd_io, id == RBDL_NOSNAP
+						  ? LIBRADOS_SNAP_HEAD
+						  : id);
+	atomic_store_explicit(&img->at_snap, id != RBDL_NOSNAP,
+			      memory_order_relaxed);
+	if (id != RBDL_NOSNAP)
+		atomic_store_explicit(&img->size, size, memory_order_release);
+	pthread_mutex_unlock(&img->refresh_lock);
+	/* Size and write gate follow from the new view. */
+	atomic_fetch_add_explicit(&img->refresh_seq, 1, memory_order_release);
+	return rbdl_image_refresh_slow(img);
+}
+
+int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
+		    const char *snap_name, bool read_only,
+		    struct rbdl_handle **out)
+{
+	struct rbdl_handle *h;
+	int r;
+	struct rbdl_image *img = rbdl_image_alloc(read_only, &r);
+
+	if (!img)
+		return r;
+	r = rbdl_updw_init(img);
+	if (r == 0)
+		r = rbdl_image_load(img, io, name, id, snap_name, RBDL_NOSNAP);
+	if (r == 0)
+		r = rbdl_parent_update(img, img->snap_id,
+				       atomic_load(&img->size),
+				       atomic_load(&img->features));
+	if (r == 0 && !img->read_only)
+		r = make_writable(img);
+	if (r == 0)
+		r = rbdl_objmap_init(img);
+	if (r == 0)
+		r = rbdl_lock_init(img);
+	if (r < 0)
+		goto fail;
+	/* The caller's images only: a backing image never discards. */
+	rbdl_image_apply_settings(img, true);
+	h = malloc(sizeof(*h));
+	if (!h) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	h->img = img;
+	/* Handles are never freed; keep them reachable. */
+	pthread_mutex_lock(&handles_lock);
+	h->next = handles;
+	handles = h;
+	pthread_mutex_unlock(&handles_lock);
+	atomic_store_explicit(&h->magic, RBDL_HANDLE_OPEN, memory_order_release);
+	*out = h;
+	return 0;
+fail:
+	image_close(img);
+	return r;
+}
+
+int rbdl_image_close(struct rbdl_handle *h)
+{
+	uint32_t open = RBDL_HANDLE_OPEN;
+
+	/* Only one closer wins; later calls see a closed handle. */
+	if (!atomic_compare_exchange_strong(&h->magic, &open,
+					    RBDL_HANDLE_CLOSED))
+		return -EINVAL;
+	struct rbdl_image *img = h->img;
+
+	rbdl_delivery_wait_idle(&img->dl);
+	image_close(img);
+	/* Give slab memory back to the kernel if nothing uses it any more. */
+	rbdl_slab_trim();
+	/* The handle itself is never freed: a stale rbd_image_t must keep
+	 * reading "closed" rather than whatever reuses the memory. */
+	h->img = NULL;
+	return 0;
+}

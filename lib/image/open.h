@@ -1,0 +1,36 @@
+/*
+ * open.h - a user's open image: rbd_open, rbd_close, rbd_snap_set
+ * (open.c).
+ *
+ * Threading: synchronous on the caller's thread.  Each function returns 0
+ * or a negative errno.
+ */
+#ifndef RBDL_IMAGE_OPEN_H
+#define RBDL_IMAGE_OPEN_H
+
+#include <stdbool.h>
+
+#include "state.h"
+
+/* Open; on success *out is a new handle. */
+int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
+		    const char *snap_name, bool read_only,
+		    struct rbdl_handle **out);
+
+/* Close: waits for in-flight I/O, releases the lock, unwatches, frees.
+ * The handle is marked closed and stays allocated.  -EINVAL if it was
+ * closed already. */
+int rbdl_image_close(struct rbdl_handle *h);
+
+/*
+ * rbd_snap_set: switch the read view to snapshot snap_name (NULL: back to
+ * HEAD).  In-flight I/O is drained first (caller holds maint_mu).  At a
+ * snapshot, writes fail with -EROFS and the size is the snapshot's; the
+ * exclusive lock is released as librbd does.  Back at HEAD a non-read-only
+ * open is writable again (an image opened at a snapshot gets its write
+ * context, header watch and lock machinery now).  -ENOENT: no such user
+ * snapshot.
+ */
+int rbdl_image_set_snap(struct rbdl_image *img, const char *snap_name);
+
+#endif /* RBDL_IMAGE_OPEN_H */

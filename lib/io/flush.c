@@ -1,0 +1,106 @@
+/*
+ * flush.c - the flush barrier (flush.h).
+ *
+ * Threading: see flush.h.  Completions of flushes found drained inside a
+ * submit call go through a librados thread (rbdl_comp_complete_deferred),
+ * so a callback never runs inside the submitting call.
+ */
+#include "config.h"
+
+#include "flush.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/*
+ * Complete every waiting flush whose generation drained.  deferred: the
+ * caller is inside a submit call, so completions go through a librados
+ * thread instead of running callbacks here.
+ */
+static void flush_check(struct rbdl_image *img, bool deferred)
+{
+	struct rbdl_flushq *fq = &img->fq;
+
+	pthread_mutex_lock(&fq->lock);
+	while (atomic_load(&fq->active)) {
+		unsigned p = (unsigned)((atomic_load(&fq->gen) - 1) & 1);
+
+		if (atomic_load(&fq->count[p]) != 0)
+			break;
+		struct rbdl_comp *list = fq->waiting;
+
+		fq->waiting = NULL;
+		if (fq->queued) {
+			fq->waiting = fq->queued;
+			fq->queued = NULL;
+			atomic_fetch_add(&fq->gen, 1);
+		} else {
+			atomic_store(&fq->active, false);
+		}
+		pthread_mutex_unlock(&fq->lock);
+		while (list) {
+			struct rbdl_comp *n = list->dnext;
+
+			if (deferred)
+				rbdl_comp_complete_deferred(list, 0, img->defer_io);
+			else
+				rbdl_comp_complete(list, 0);
+			list = n;
+		}
+		pthread_mutex_lock(&fq->lock);
+	}
+	pthread_mutex_unlock(&fq->lock);
+}
+
+unsigned rbdl_flush_op_start(struct rbdl_image *img)
+{
+	struct rbdl_flushq *fq = &img->fq;
+
+	for (;;) {
+		uint64_t g = atomic_load(&fq->gen);
+
+		/* seq_cst add then re-load of gen, against flush_submit's
+		 * seq_cst gen bump then load of the count: either the flush
+		 * sees this operation or the operation sees the new gen. */
+		atomic_fetch_add(&fq->count[g & 1], 1);
+		if (atomic_load(&fq->gen) == g)
+			return (unsigned)(g & 1);
+		if (atomic_fetch_sub(&fq->count[g & 1], 1) == 1 &&
+		    atomic_load(&fq->active))
+			flush_check(img, true);
+	}
+}
+
+void rbdl_flush_op_end(struct rbdl_image *img, unsigned parity,
+		       bool from_submitter)
+{
+	struct rbdl_flushq *fq = &img->fq;
+
+	/* seq_cst: pairs with flush_submit's store of active then load of
+	 * the count. */
+	if (atomic_fetch_sub(&fq->count[parity], 1) == 1 &&
+	    atomic_load(&fq->active))
+		flush_check(img, from_submitter);
+}
+
+void rbdl_flush_submit(struct rbdl_image *img, struct rbdl_comp *c)
+{
+	struct rbdl_flushq *fq = &img->fq;
+
+	pthread_mutex_lock(&fq->lock);
+	if (atomic_load(&fq->active)) {
+		/* Batched behind the flush that is draining now. */
+		c->dnext = fq->queued;
+		fq->queued = c;
+		pthread_mutex_unlock(&fq->lock);
+		return;
+	}
+	c->dnext = NULL;
+	fq->waiting = c;
+	atomic_store(&fq->active, true);
+	atomic_fetch_add(&fq->gen, 1);
+	pthread_mutex_unlock(&fq->lock);
+	/* Nothing in flight: the flush is done already (deferred, since we
+	 * are inside the submit call). */
+	flush_check(img, true);
+}

@@ -1,0 +1,657 @@
+/*
+ * objreq.c - the life of one object request (the state diagram is in
+ * request.h): the object map gate, the data op, read-through and copy-up
+ * for clones, and the map update after a remove.
+ *
+ * One advance function, rbdl_obj_advance(), drives every object request,
+ * as the kernel client's rbd_obj_advance_read/write do: each state names
+ * the step in flight, every step's completion (librados, the object map,
+ * the backing image) calls rbdl_obj_advance() with the step's result, and
+ * the function decides the next state and starts its step.  A step that
+ * finishes without I/O is handled in the same call.
+ *
+ * Threading: see request.h.  The data path costs, for a write to an
+ * object the map already records as EXISTS, one byte load in the gate and
+ * one rados op.
+ */
+#include "config.h"
+
+#include "request.h"
+
+#include "core/internal.h"
+#include "image/state.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbd/librbd.h"
+
+#define RBDL_MAX_ERRNO 4095
+#define RBDL_FADVISE_MASK                                                    \
+	(LIBRADOS_OP_FLAG_FADVISE_RANDOM |                                   \
+	 LIBRADOS_OP_FLAG_FADVISE_SEQUENTIAL |                               \
+	 LIBRADOS_OP_FLAG_FADVISE_WILLNEED |                                 \
+	 LIBRADOS_OP_FLAG_FADVISE_DONTNEED | LIBRADOS_OP_FLAG_FADVISE_NOCACHE)
+
+/* What starting a state's step gave (obj_step). */
+enum { STEP_WAIT = 1, STEP_DONE = 0 };
+
+void rbdl_seg_zero_tail(struct rbdl_seg *s, size_t have)
+{
+	if (have < s->len)
+		memset(s->ptr + have, 0, s->len - have);
+}
+
+static void obj_zero_segs(struct rbdl_objreq *o)
+{
+	for (uint32_t i = 0; i < o->nsegs; i++)
+		rbdl_seg_zero_tail(&o->req->segs[o->first_seg + i], 0);
+}
+
+static void obj_release_ops(struct rbdl_objreq *o)
+{
+	if (o->rop)
+		rados_release_read_op(o->rop);
+	if (o->wop)
+		rados_release_write_op(o->wop);
+	free(o->heap);
+	o->rop = NULL;
+	o->wop = NULL;
+	o->heap = NULL;
+}
+
+static void obj_drop_copyup(struct rbdl_objreq *o)
+{
+	rbdl_fetch_free(o->cu);
+	o->cu = NULL;
+}
+
+/* ---- step completions ------------------------------------------------------ */
+
+static void obj_rados_done(rados_completion_t rc, void *arg)
+{
+	struct rbdl_objreq *o = arg;
+	int r = rados_aio_get_return_value(rc);
+
+	rados_aio_release(rc);
+	rbdl_obj_advance(o, r, false);
+}
+
+static void obj_map_done(struct rbdl_omwaiter *w, int err)
+{
+	rbdl_obj_advance(container_of(w, struct rbdl_objreq, omw), err,
+			 false);
+}
+
+/* COPYUP_MAPS: drop one count of the snapshot map updates (or the
+ * issuer's guard); the last one advances with their first error. */
+static void obj_sub_put(struct rbdl_objreq *o, bool in_submit)
+{
+	/* acq_rel: the last putter sees every update's error. */
+	if (atomic_fetch_sub_explicit(&o->sub, 1, memory_order_acq_rel) == 1)
+		rbdl_obj_advance(o,
+				 atomic_load_explicit(&o->sub_err,
+						      memory_order_relaxed),
+				 in_submit);
+}
+
+/* The first error of the snapshot map updates wins. */
+static void obj_sub_error(struct rbdl_objreq *o, int r)
+{
+	int zero = 0;
+
+	/* Relaxed: read after the last put (acq_rel). */
+	atomic_compare_exchange_strong_explicit(&o->sub_err, &zero, r,
+						memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+static void obj_snapmap_done(void *arg, int r)
+{
+	struct rbdl_objreq *o = arg;
+
+	if (r < 0)
+		obj_sub_error(o, r);
+	obj_sub_put(o, false);
+}
+
+/* ---- the data op ------------------------------------------------------------ */
+
+static int send_read(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	int flags = req->op_flags & RBDL_FADVISE_MASK;
+
+	if (o->nsegs == 1 && !flags) {
+		struct rbdl_seg *s = &req->segs[o->first_seg];
+
+		return rados_aio_read(req->io, o->oid, o->rc, s->ptr, s->len,
+				      s->obj_off);
+	}
+	o->rop = rados_create_read_op();
+	if (!o->rop)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->nsegs; i++) {
+		struct rbdl_seg *s = &req->segs[o->first_seg + i];
+
+		s->bytes_read = 0;
+		s->prval = 0;
+		rados_read_op_read(o->rop, s->obj_off, s->len, s->ptr,
+				   &s->bytes_read, &s->prval);
+		if (flags)
+			rados_read_op_set_flags(o->rop, flags);
+	}
+	return rados_aio_read_op_operate(o->rop, req->io, o->rc, o->oid, 0);
+}
+
+/*
+ * A write op for the object, starting with its copy-up (rbd.copyup of the
+ * fetched parent data) or its guard (assert_exists: a missing object must
+ * be copied up first).  NULL when out of memory.
+ */
+static rados_write_op_t obj_wop(struct rbdl_objreq *o)
+{
+	o->wop = rados_create_write_op();
+	if (!o->wop)
+		return NULL;
+	if (o->cu) {
+		uint64_t len;
+		const char *data = rbdl_fetch_data(o->cu, &len);
+
+		rados_write_op_exec(o->wop, "rbd", "copyup", data, len, NULL);
+	} else if (o->kind == RBDL_KIND_GUARDED) {
+		rados_write_op_assert_exists(o->wop);
+	}
+	return o->wop;
+}
+
+static int send_write(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	int flags = req->op_flags & RBDL_FADVISE_MASK;
+
+	if (o->nsegs == 1 && !flags && o->kind != RBDL_KIND_GUARDED &&
+	    !o->cu) {
+		struct rbdl_seg *s = &req->segs[o->first_seg];
+
+		return rados_aio_write(req->io, o->oid, o->rc, s->ptr, s->len,
+				       s->obj_off);
+	}
+	if (!obj_wop(o))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < o->nsegs; i++) {
+		struct rbdl_seg *s = &req->segs[o->first_seg + i];
+
+		rados_write_op_write(o->wop, s->ptr, s->len, s->obj_off);
+		if (flags)
+			rados_write_op_set_flags(o->wop, flags);
+	}
+	return rados_aio_write_op_operate(o->wop, req->io, o->rc, o->oid, NULL,
+					  0);
+}
+
+static int send_discard(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	uint64_t objsz = req->img->layout.object_size;
+
+	if (o->kind == RBDL_KIND_REMOVE)
+		return rados_aio_remove(req->io, o->oid, o->rc);
+	if (!obj_wop(o))
+		return -ENOMEM;
+	if (o->kind == RBDL_KIND_HIDE) {
+		/* The whole object of a clone without snapshots: an empty
+		 * object hides the parent data (librbd REMOVE_TRUNCATE). */
+		rados_write_op_create(o->wop, LIBRADOS_CREATE_IDEMPOTENT, NULL);
+		rados_write_op_truncate(o->wop, 0);
+		return rados_aio_write_op_operate(o->wop, req->io, o->rc,
+						  o->oid, NULL, 0);
+	}
+	/* Never create an object just to zero it (a clone's object is
+	 * guarded or copied up already). */
+	if (o->kind != RBDL_KIND_GUARDED && !o->cu)
+		rados_write_op_assert_exists(o->wop);
+	if (o->obj_off + o->len == objsz)
+		rados_write_op_truncate(o->wop, o->obj_off);
+	else
+		rados_write_op_zero(o->wop, o->obj_off, o->len);
+	return rados_aio_write_op_operate(o->wop, req->io, o->rc, o->oid, NULL,
+					  0);
+}
+
+static int send_writesame(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	bool aligned = !req->thick;
+
+	for (uint32_t i = 0; i < o->npieces && aligned; i++) {
+		struct rbdl_piece *p = &req->pieces[o->first_piece + i];
+
+		aligned = p->buf_off % req->data_len == 0 &&
+			  p->len % req->data_len == 0;
+	}
+	if (!obj_wop(o))
+		return -ENOMEM;
+	if (aligned) {
+		for (uint32_t i = 0; i < o->npieces; i++) {
+			struct rbdl_piece *p = &req->pieces[o->first_piece + i];
+
+			rados_write_op_writesame(o->wop, req->pattern,
+						 req->data_len, p->len,
+						 p->obj_off);
+		}
+	} else {
+		/* Expand the span (pieces are contiguous in the object). */
+		o->heap = req->thick ? calloc(1, o->len) : malloc(o->len);
+		if (!o->heap)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < o->npieces && !req->thick; i++) {
+			struct rbdl_piece *p = &req->pieces[o->first_piece + i];
+
+			rbdl_plan_fill_pattern(o->heap + (p->obj_off - o->obj_off),
+					       p->len, p->buf_off,
+					       req->pattern, req->data_len);
+		}
+		rados_write_op_write(o->wop, o->heap, o->len, o->obj_off);
+	}
+	return rados_aio_write_op_operate(o->wop, req->io, o->rc, o->oid, NULL,
+					  0);
+}
+
+static int send_caw(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	struct rbdl_seg *s = &req->segs[o->first_seg];
+
+	if (!obj_wop(o))
+		return -ENOMEM;
+	o->cmp_prval = 0;
+	/* librbd 16.2 clips the write at the image end but not the
+	 * compare: compare bytes past the end are compared with zeros. */
+	rados_write_op_cmpext(o->wop, req->cmp, req->cmp_len, s->obj_off,
+			      &o->cmp_prval);
+	rados_write_op_write(o->wop, s->ptr, s->len, s->obj_off);
+	return rados_aio_write_op_operate(o->wop, req->io, o->rc, o->oid, NULL,
+					  0);
+}
+
+static int send_obj(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	switch (req->op) {
+	case RBDL_OP_READ:
+		return send_read(req, o);
+	case RBDL_OP_WRITE:
+		return send_write(req, o);
+	case RBDL_OP_DISCARD:
+	case RBDL_OP_WRITE_ZEROES:
+		return send_discard(req, o);
+	case RBDL_OP_WRITESAME:
+		return send_writesame(req, o);
+	case RBDL_OP_CAW:
+		return send_caw(req, o);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* DATA: issue the object's data op (a copy-up prepended, if fetched). */
+static int obj_send(struct rbdl_objreq *o)
+{
+	int r = rados_aio_create_completion2(o, obj_rados_done, &o->rc);
+
+	if (r == 0) {
+		r = send_obj(o->req, o);
+		if (r < 0)
+			rados_aio_release(o->rc);
+	}
+	/* The op copied the copy-up data when it was built. */
+	obj_drop_copyup(o);
+	return r;
+}
+
+/* COPYUP: the copy-up alone, before the request's own op (deep copy-up:
+ * with an empty snapshot context, so that the OSD keeps the data in
+ * every snapshot; compare-and-write: compare on the copied-up data). */
+static int obj_send_copyup(struct rbdl_objreq *o)
+{
+	struct rbdl_req *req = o->req;
+	uint64_t len;
+	const char *data = rbdl_fetch_data(o->cu, &len);
+	bool deep = len && req->nsnaps;
+	int r = rados_aio_create_completion2(o, obj_rados_done, &o->rc);
+
+	if (r < 0)
+		return r;
+	o->wop = rados_create_write_op();
+	if (!o->wop) {
+		rados_aio_release(o->rc);
+		return -ENOMEM;
+	}
+	rados_write_op_exec(o->wop, "rbd", "copyup", data, len, NULL);
+	/* rd_io carries no snapshot context (a HEAD view: writes only
+	 * happen there). */
+	r = rados_aio_write_op_operate(o->wop, deep ? req->img->rd_io : req->io,
+				       o->rc, o->oid, NULL, 0);
+	if (r < 0)
+		rados_aio_release(o->rc);
+	obj_drop_copyup(o);	/* the op holds its own copy of the data */
+	return r;
+}
+
+/* What the data op's result means for the request. */
+static void obj_result(struct rbdl_objreq *o, int r)
+{
+	struct rbdl_req *req = o->req;
+
+	switch (req->op) {
+	case RBDL_OP_READ:
+		if (r == -ENOENT) {
+			obj_zero_segs(o);
+		} else if (r < 0) {
+			rbdl_req_set_error(req, r);
+		} else if (!o->rop) {
+			rbdl_seg_zero_tail(&req->segs[o->first_seg], (size_t)r);
+			if (req->track_data && r > 0)
+				rbdl_req_note_data(req,
+						   &req->segs[o->first_seg],
+						   (uint64_t)r);
+		} else {
+			for (uint32_t i = 0; i < o->nsegs; i++) {
+				struct rbdl_seg *s =
+					&req->segs[o->first_seg + i];
+
+				if (s->prval < 0 && s->prval != -ENOENT)
+					rbdl_req_set_error(req, s->prval);
+				else
+					rbdl_seg_zero_tail(
+						s, s->prval < 0 ? 0
+								: s->bytes_read);
+				if (req->track_data && s->prval >= 0 &&
+				    s->bytes_read)
+					rbdl_req_note_data(req, s,
+							   s->bytes_read);
+			}
+		}
+		break;
+	case RBDL_OP_CAW: {
+		int m = o->cmp_prval <= -RBDL_MAX_ERRNO ? o->cmp_prval
+			: r <= -RBDL_MAX_ERRNO		? r
+							: 0;
+
+		if (m) {
+			/* librbd 16.2.15 reports the image offset of the
+			 * object's first byte plus the mismatch position
+			 * within the compared range (not the absolute offset
+			 * its header documents); match it. */
+			struct rbdl_img_range base = { 0, 0 };
+
+			rbdl_striper_obj_to_image(&req->img->layout, o->objno,
+						  0, 1, &base, 1);
+			if (req->mismatch_off)
+				*req->mismatch_off =
+					base.img_off +
+					(uint64_t)(-(int64_t)m - RBDL_MAX_ERRNO);
+			rbdl_req_set_error(req, -EILSEQ);
+		} else if (r < 0) {
+			rbdl_req_set_error(req, r);
+		}
+		break;
+	}
+	case RBDL_OP_DISCARD:
+	case RBDL_OP_WRITE_ZEROES:
+		/* remove or guarded truncate/zero of a missing object */
+		if (r < 0 && r != -ENOENT)
+			rbdl_req_set_error(req, r);
+		break;
+	default:
+		if (r < 0 && r != -EEXIST)
+			rbdl_req_set_error(req, r);
+		break;
+	}
+}
+
+/* ---- decisions ------------------------------------------------------------ */
+
+/* Where a write goes once the map allows it. */
+static enum rbdl_obj_state obj_send_state(const struct rbdl_objreq *o)
+{
+	return o->copyup_first ? RBDL_ST_COPYUP_FETCH : RBDL_ST_DATA;
+}
+
+/*
+ * START: the object map rules before the data op (rbd-protocol.md 6.4):
+ * writes need EXISTS; a whole-object remove needs PENDING and is followed
+ * by NONEXISTENT; a discard of an object the (valid) map says does not
+ * exist is skipped, and a read of it returns zeros (or the parent's data)
+ * without I/O.  Returns the next state (MAP_PRE: a transition was
+ * started), or a negative errno.
+ */
+static int obj_gate(struct rbdl_objreq *o)
+{
+	struct rbdl_req *req = o->req;
+	struct rbdl_objmap *om = req->img->om;
+
+	if (req->op == RBDL_OP_READ) {
+		/* While we own the lock nobody else writes: an object the
+		 * valid map says does not exist reads without I/O. */
+		if (rbdl_objmap_trusted(om) &&
+		    !atomic_load_explicit(&req->img->at_snap,
+					  memory_order_relaxed) &&
+		    rbdl_objmap_get(om, o->objno) == RBDL_OBJ_NONEXISTENT &&
+		    o->objno < rbdl_objmap_count(om)) {
+			if (rbdl_obj_backed(req->pv, &req->img->layout,
+					    o->objno))
+				return RBDL_ST_READ_PARENT;
+			obj_zero_segs(o);
+			return RBDL_ST_DONE;
+		}
+		return RBDL_ST_DATA;
+	}
+	if (!rbdl_objmap_ready(om))
+		return obj_send_state(o);
+
+	uint8_t st = rbdl_objmap_get(om, o->objno), target;
+	bool discard = rbdl_op_discards(req->op);
+	bool remove = discard && o->kind == RBDL_KIND_REMOVE;
+
+	if (!discard && st == RBDL_OBJ_EXISTS)
+		return obj_send_state(o);
+	if (discard && st == RBDL_OBJ_NONEXISTENT &&
+	    o->kind != RBDL_KIND_GUARDED && o->kind != RBDL_KIND_HIDE &&
+	    rbdl_objmap_trusted(om))
+		return RBDL_ST_DONE;	/* nothing to discard */
+	/* Under our lock a valid map's NONEXISTENT is the truth: a guarded
+	 * op would only come back ENOENT, so copy up at once (librbd does
+	 * too). */
+	if (o->kind == RBDL_KIND_GUARDED && st == RBDL_OBJ_NONEXISTENT &&
+	    rbdl_objmap_trusted(om))
+		o->copyup_first = true;
+	target = remove ? RBDL_OBJ_PENDING : RBDL_OBJ_EXISTS;
+	o->omw.go = obj_map_done;
+	/* The transition may complete (and advance o) on another thread
+	 * before prepare returns: be in MAP_PRE first. */
+	o->state = RBDL_ST_MAP_PRE;
+	int r = rbdl_objmap_prepare(req->img, o->objno, target, false, 0,
+				    &o->omw);
+
+	if (r == 1)
+		return RBDL_ST_MAP_PRE;
+	o->state = RBDL_ST_START;
+	if (r < 0)
+		return r;
+	o->map_pending = remove;
+	return obj_send_state(o);
+}
+
+/* DATA finished with r. */
+static enum rbdl_obj_state obj_data_done(struct rbdl_objreq *o, int r)
+{
+	struct rbdl_req *req = o->req;
+
+	if (r == -ENOENT) {
+		if (req->op == RBDL_OP_READ &&
+		    rbdl_obj_backed(req->pv, &req->img->layout, o->objno)) {
+			obj_release_ops(o);
+			return RBDL_ST_READ_PARENT;
+		}
+		if (o->kind == RBDL_KIND_GUARDED) {
+			obj_release_ops(o);
+			return RBDL_ST_COPYUP_FETCH;
+		}
+	}
+	obj_result(o, r);
+	obj_release_ops(o);
+	if (o->map_pending && (r == 0 || r == -ENOENT))
+		return RBDL_ST_MAP_POST;
+	return RBDL_ST_DONE;
+}
+
+/*
+ * COPYUP_FETCH finished: the first write to an object of a clone that the
+ * clone does not have yet (rbd-protocol.md section 7, librbd's
+ * CopyupRequest).  With the parent data P (the part below the overlap):
+ *   - P all zeros: no data is copied (a zero copy-up equals "absent");
+ *   - the clone has snapshots and P is not zero (deep copy-up): the
+ *     snapshot maps record the object, then P is copied up alone with an
+ *     empty snapshot context, then the write goes with the current one;
+ *   - compare-and-write: copy up alone, then compare and write;
+ *   - otherwise one op: rbd.copyup(P) followed by the write.
+ * rbd.copyup does nothing when the object exists, so two requests racing
+ * to copy up the same object both end up applying their writes on top of
+ * the same parent data.
+ */
+static enum rbdl_obj_state obj_copyup_plan(struct rbdl_objreq *o)
+{
+	struct rbdl_req *req = o->req;
+	uint64_t len;
+	bool deep;
+
+	rbdl_fetch_data(o->cu, &len);
+	deep = len && req->nsnaps;
+	if (!deep && req->op != RBDL_OP_CAW) {
+		o->kind = RBDL_KIND_PLAIN;	/* the op carries the copy-up */
+		return RBDL_ST_DATA;
+	}
+	if (deep && rbdl_objmap_ready(req->img->om))
+		return RBDL_ST_COPYUP_MAPS;
+	return RBDL_ST_COPYUP;
+}
+
+/*
+ * Start the step of o's (new) state.  STEP_WAIT: it is in flight (its
+ * completion advances o, possibly before this returns); STEP_DONE: it
+ * finished at once with result *r; or a negative errno: it could not
+ * start.
+ */
+static int obj_step(struct rbdl_objreq *o, int *r, bool in_submit)
+{
+	struct rbdl_req *req = o->req;
+
+	*r = 0;
+	switch (o->state) {
+	case RBDL_ST_START:
+	case RBDL_ST_DONE:
+		return STEP_DONE;
+	case RBDL_ST_MAP_PRE:
+		return STEP_WAIT;	/* obj_gate started it */
+	case RBDL_ST_DATA:
+		*r = obj_send(o);
+		return *r < 0 ? *r : STEP_WAIT;
+	case RBDL_ST_READ_PARENT:
+		rbdl_backing_read(o, in_submit);
+		return STEP_WAIT;
+	case RBDL_ST_COPYUP_FETCH:
+		rbdl_backing_fetch(o, in_submit);
+		return STEP_WAIT;
+	case RBDL_ST_COPYUP_MAPS: {
+		int e;
+
+		/* The issuer's guard keeps the updates from finishing the
+		 * step before all are sent. */
+		atomic_store_explicit(&o->sub, 1, memory_order_relaxed);
+		atomic_store_explicit(&o->sub_err, 0, memory_order_relaxed);
+		e = rbdl_objmap_mark_in_snaps(req->img, o->objno, &o->sub,
+					      obj_snapmap_done, o);
+		if (e < 0)
+			obj_sub_error(o, e);
+		obj_sub_put(o, in_submit);
+		return STEP_WAIT;
+	}
+	case RBDL_ST_COPYUP:
+		*r = obj_send_copyup(o);
+		return *r < 0 ? *r : STEP_WAIT;
+	case RBDL_ST_MAP_POST: {
+		int m;
+
+		o->omw.go = obj_map_done;	/* o is in MAP_POST already */
+		m = rbdl_objmap_prepare(req->img, o->objno,
+					RBDL_OBJ_NONEXISTENT, true,
+					RBDL_OBJ_PENDING, &o->omw);
+		if (m == 1)
+			return STEP_WAIT;
+		*r = m;
+		return STEP_DONE;
+	}
+	}
+	return -EINVAL;
+}
+
+void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit)
+{
+	struct rbdl_req *req = o->req;
+	int next;
+
+	for (;;) {
+		switch (o->state) {
+		case RBDL_ST_START:
+			next = obj_gate(o);
+			break;
+		case RBDL_ST_MAP_PRE:
+			/* Re-check: the map moved on. */
+			next = r < 0 ? r : RBDL_ST_START;
+			break;
+		case RBDL_ST_DATA:
+			next = obj_data_done(o, r);
+			break;
+		case RBDL_ST_READ_PARENT:
+		case RBDL_ST_MAP_POST:
+			if (r < 0)
+				rbdl_req_set_error(req, r);
+			next = RBDL_ST_DONE;
+			break;
+		case RBDL_ST_COPYUP_FETCH:
+			next = r < 0 ? r : (int)obj_copyup_plan(o);
+			break;
+		case RBDL_ST_COPYUP_MAPS:
+			next = r < 0 ? r : RBDL_ST_COPYUP;
+			break;
+		case RBDL_ST_COPYUP:
+			if (r == 0)
+				o->kind = RBDL_KIND_PLAIN;
+			obj_release_ops(o);
+			next = r < 0 ? r : RBDL_ST_DATA;
+			break;
+		case RBDL_ST_DONE:
+		default:
+			rbdl_req_put(req, in_submit);
+			return;
+		}
+		if (next < 0) {
+			/* The step failed: the request reports it and this
+			 * object is done. */
+			rbdl_req_set_error(req, next);
+			obj_release_ops(o);
+			if (o->cu)
+				obj_drop_copyup(o);
+			next = RBDL_ST_DONE;
+		}
+		o->state = (enum rbdl_obj_state)next;
+		next = obj_step(o, &r, in_submit);
+		if (next == STEP_WAIT)
+			return;
+		if (next < 0) {
+			rbdl_req_set_error(req, next);
+			obj_release_ops(o);
+			if (o->cu)
+				obj_drop_copyup(o);
+			o->state = RBDL_ST_DONE;
+			r = 0;
+		}
+	}
+}

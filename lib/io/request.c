@@ -1,0 +1,424 @@
+/*
+ * request.c - image requests: validate and clip them the way librbd 16.2
+ * does, map them onto objects with the striper, and start one object
+ * request per object (objreq.c) from the submitting thread: no queue, no
+ * hand-off to a thread of ours.
+ *
+ * Life of a request (see io.h for the contract):
+ *
+ *   submitter thread                         librados callback thread
+ *   ----------------                         ------------------------
+ *   arm completion, refresh if due
+ *   clip (librbd's rules) -- early result ---> deferred completion
+ *   map onto objects (striper)
+ *   pending = nobjs + 1 (the submit guard)
+ *   writes: the exclusive lock's gate (may park the request)
+ *   each object: rbdl_obj_advance() ---------> object steps complete,
+ *   drop the guard                              each object ends with a put
+ *            \_____ last put ______________/
+ *                          |
+ *                   req_finish(): rval, flush bookkeeping,
+ *                   completion -> callbacks and events (core/completion)
+ *
+ * If the submitter's guard drop happens to be the last put (every object
+ * op already finished), the completion is deferred to a librados thread so
+ * that a callback never runs inside the submitting call.
+ *
+ * Threading and memory: see request.h.
+ */
+#include "config.h"
+
+#include "request.h"
+
+#include "core/internal.h"
+#include "core/slab.h"
+#include "core/stats.h"
+#include "flush.h"
+#include "image/refresh.h"
+#include "image/state.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbd/librbd.h"
+
+static struct rbdl_slab req_slab =
+	RBDL_SLAB_INIT("request", sizeof(struct rbdl_req));
+static pthread_once_t req_once = PTHREAD_ONCE_INIT;
+
+static void req_init_once(void)
+{
+	rbdl_slab_init(&req_slab);
+}
+
+static void req_free(struct rbdl_req *req)
+{
+	if (req->objs != req->objs_inline)
+		free(req->objs);
+	if (req->segs != req->segs_inline)
+		free(req->segs);
+	free(req->pieces);
+	rbdl_slab_free(&req_slab, req);
+}
+
+static void req_finish(struct rbdl_req *req, bool from_submitter)
+{
+	struct rbdl_image *img = req->img;
+	struct rbdl_comp *c = req->comp;
+	long res = atomic_load_explicit(&req->result, memory_order_relaxed);
+	ssize_t rval = res < 0 ? res
+			       : (req->op == RBDL_OP_READ ? (ssize_t)req->len
+							  : 0);
+	unsigned parity = req->gen_parity;
+	bool held = req->holds_lock;
+
+	if (req->track_data)
+		c->data_end = atomic_load_explicit(&req->data_end,
+						   memory_order_relaxed);
+
+	req_free(req);
+	if (held)
+		rbdl_lock_write_end(img);
+	/* Keep the image alive across completion and flush bookkeeping (the
+	 * operation's own count may be dropped by the delivery). */
+	rbdl_delivery_get(&img->dl);
+	/* If every object op finished before the submitter dropped its guard,
+	 * deliver from a librados thread: never run a callback inside the
+	 * submitting call.  The flush count drops only after the completion
+	 * is queued, so a flush submitted later completes after it. */
+	if (from_submitter)
+		rbdl_comp_complete_deferred(c, rval, img->defer_io);
+	else
+		rbdl_comp_complete(c, rval);
+	rbdl_flush_op_end(img, parity, from_submitter);
+	rbdl_delivery_put(&img->dl);
+}
+
+void rbdl_req_put(struct rbdl_req *req, bool from_submitter)
+{
+	/* acq_rel: the last putter sees every object op's results. */
+	if (atomic_fetch_sub_explicit(&req->pending, 1,
+				      memory_order_acq_rel) == 1)
+		req_finish(req, from_submitter);
+}
+
+/*
+ * How a write treats an object of a clone below the overlap (librbd's
+ * AbstractObjectWriteRequest and ObjectDiscardRequest): never remove it
+ * (the parent would show through); a write or discard of the whole object
+ * in a clone without snapshots needs no parent data (a discard leaves an
+ * empty object); anything else is guarded and copies up on ENOENT.
+ */
+static void plan_backed(struct rbdl_req *req, struct rbdl_objreq *o)
+{
+	bool full = o->obj_off == 0 && o->len == req->img->layout.object_size;
+	bool discard = rbdl_op_discards(req->op);
+
+	if (!rbdl_obj_backed(req->pv, &req->img->layout, o->objno))
+		return;
+	if (full && !req->nsnaps && req->op != RBDL_OP_CAW)
+		o->kind = discard ? RBDL_KIND_HIDE : RBDL_KIND_PLAIN;
+	else
+		o->kind = RBDL_KIND_GUARDED;
+}
+
+/* Send every object op of a request (under the lock when it writes),
+ * then drop the submit guard. */
+static void req_send(struct rbdl_req *req, bool in_submit)
+{
+	/* The write context is read only now, once the request may write
+	 * (after a lock acquisition the snapshot context may be new). */
+	if (rbdl_op_writes(req->op)) {
+		struct rbdl_image *img = req->img;
+
+		req->io = atomic_load_explicit(&img->wr_io,
+					       memory_order_acquire);
+		/* Relaxed: published before wr_io (release), loaded after
+		 * it (acquire). */
+		req->nsnaps = atomic_load_explicit(&img->wr_nsnaps,
+						   memory_order_relaxed);
+		req->pv = rbdl_parent_view(img);
+		if (req->pv->parent)
+			for (uint32_t i = 0; i < req->nobjs; i++)
+				plan_backed(req, &req->objs[i]);
+	}
+	for (uint32_t i = 0; i < req->nobjs; i++)
+		rbdl_obj_advance(&req->objs[i], 0, in_submit);
+	rbdl_req_put(req, in_submit);
+}
+
+/* The exclusive lock is ours now (err 0), or cannot be had. */
+static void req_lock_resume(struct rbdl_lkwaiter *w, int err)
+{
+	struct rbdl_req *req = container_of(w, struct rbdl_req, lkw);
+
+	if (err == 0 && !rbdl_lock_write_begin(req->img, &req->lkw))
+		return;		/* lost it again: parked once more */
+	if (err < 0) {
+		rbdl_req_set_error(req, err);
+		/* Every object counts as done; the guard drop finishes. */
+		atomic_fetch_sub(&req->pending, (int)req->nobjs);
+		rbdl_req_put(req, false);
+		return;
+	}
+	req->holds_lock = true;
+	req_send(req, false);
+}
+
+/* Map and send.  Called with the completion armed and the range clipped. */
+static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
+		     const struct rbdl_io_args *a, enum rbdl_op op,
+		     uint64_t len, int initial_error)
+{
+	struct rbdl_objext objs_stack[RBDL_REQ_INLINE_OBJS];
+	struct rbdl_piece pieces_stack[RBDL_REQ_INLINE_SEGS];
+	struct rbdl_objext *objs = objs_stack;
+	struct rbdl_piece *pieces = pieces_stack;
+	size_t nobjs, npieces;
+	struct rbdl_bufdesc bd = { a->buf, a->iov, a->iovcnt };
+	struct rbdl_req *req;
+	int r;
+
+	pthread_once(&req_once, req_init_once);
+	r = rbdl_striper_map(&img->layout, a->off, len, objs,
+			     RBDL_ARRAY_SIZE(objs_stack), pieces,
+			     RBDL_ARRAY_SIZE(pieces_stack), &nobjs, &npieces);
+	if (r == -ERANGE) {
+		rbdl_striper_count(&img->layout, a->off, len, &nobjs, &npieces);
+		objs = malloc(nobjs * sizeof(*objs));
+		pieces = malloc(npieces * sizeof(*pieces));
+		if (!objs || !pieces) {
+			r = -ENOMEM;
+			goto out_map;
+		}
+		r = rbdl_striper_map(&img->layout, a->off, len, objs, nobjs,
+				     pieces, npieces, &nobjs, &npieces);
+	}
+	if (r < 0)
+		goto out_map;
+	if (op == RBDL_OP_CAW && (nobjs != 1 || npieces != 1)) {
+		r = -EINVAL;
+		goto out_map;
+	}
+	if (op == RBDL_OP_DISCARD) {
+		uint64_t g = atomic_load_explicit(&img->discard_granularity,
+						  memory_order_relaxed);
+
+		if (g)
+			nobjs = rbdl_plan_prune_discard(img->layout.object_size,
+							g, objs, nobjs);
+	}
+
+	req = rbdl_slab_alloc(&req_slab);
+	if (!req) {
+		r = -ENOMEM;
+		goto out_map;
+	}
+	req->img = img;
+	req->comp = c;
+	req->op = op;
+	req->op_flags = a->op_flags;
+	req->off = a->off;
+	req->len = len;
+	req->pattern = a->buf;
+	req->data_len = a->data_len;
+	req->thick = op == RBDL_OP_WRITESAME && !a->buf;
+	req->mismatch_off = a->mismatch_off;
+	req->cmp = a->cmp;
+	req->cmp_len = a->len;
+	req->holds_lock = false;
+	req->pv = rbdl_parent_view(img);
+	req->nsnaps = 0;
+	req->track_data = c->track_data && op == RBDL_OP_READ && a->buf;
+	atomic_init(&req->data_end, 0);
+	req->pieces = NULL;
+	atomic_init(&req->result, initial_error);
+	req->io = img->rd_io;
+
+	/* Segments: one per (piece x iovec run); none for discard. */
+	uint32_t nsegs = 0;
+	bool has_data = op == RBDL_OP_READ || op == RBDL_OP_WRITE ||
+			op == RBDL_OP_CAW;
+
+	if (has_data)
+		for (size_t i = 0; i < npieces; i++)
+			nsegs += rbdl_plan_piece_segs(&bd, &pieces[i], NULL);
+	req->objs = nobjs <= RBDL_REQ_INLINE_OBJS
+			    ? req->objs_inline
+			    : malloc(nobjs * sizeof(*req->objs));
+	req->segs = nsegs <= RBDL_REQ_INLINE_SEGS
+			    ? req->segs_inline
+			    : malloc(nsegs * sizeof(*req->segs));
+	if (op == RBDL_OP_WRITESAME) {
+		req->pieces = malloc(npieces * sizeof(*pieces));
+		if (req->pieces)
+			memcpy(req->pieces, pieces, npieces * sizeof(*pieces));
+	}
+	if (!req->objs || !req->segs ||
+	    (op == RBDL_OP_WRITESAME && !req->pieces)) {
+		if (!req->objs)
+			req->objs = req->objs_inline;
+		if (!req->segs)
+			req->segs = req->segs_inline;
+		req_free(req);
+		r = -ENOMEM;
+		goto out_map;
+	}
+	req->nobjs = (uint32_t)nobjs;
+	req->nsegs = nsegs;
+	if (nsegs > RBDL_REQ_INLINE_SEGS || nobjs > RBDL_REQ_INLINE_OBJS)
+		rbdl_stat_inc(RBDL_STAT_MALLOCS_HOT_PATH, 1);
+
+	uint32_t si = 0;
+
+	for (size_t i = 0; i < nobjs; i++) {
+		struct rbdl_objreq *o = &req->objs[i];
+
+		o->req = req;
+		o->objno = objs[i].objno;
+		o->obj_off = objs[i].obj_off;
+		o->len = objs[i].len;
+		o->first_piece = objs[i].first_piece;
+		o->npieces = objs[i].npieces;
+		o->rop = NULL;
+		o->wop = NULL;
+		o->heap = NULL;
+		o->cu = NULL;
+		o->state = RBDL_ST_START;
+		o->copyup_first = false;
+		o->map_pending = false;
+		/* A whole-object discard removes the object (the backing
+		 * plan may change that, plan_backed). */
+		o->kind = rbdl_op_discards(op) && o->obj_off == 0 &&
+				  o->len == img->layout.object_size
+			  ? RBDL_KIND_REMOVE
+			  : RBDL_KIND_PLAIN;
+		o->first_seg = si;
+		if (has_data)
+			for (uint32_t k = 0; k < objs[i].npieces; k++)
+				si += rbdl_plan_piece_segs(
+					&bd, &pieces[objs[i].first_piece + k],
+					&req->segs[si]);
+		o->nsegs = si - o->first_seg;
+		rbdl_oid_data(o->oid, sizeof(o->oid), img->object_prefix,
+			      o->objno);
+	}
+
+	req->gen_parity = rbdl_flush_op_start(img);
+	atomic_init(&req->pending, (int)nobjs + 1);
+	if (rbdl_op_writes(op)) {
+		req->lkw.resume = req_lock_resume;
+		if (!rbdl_lock_write_begin(img, &req->lkw))
+			goto out_parked;	/* resumed by the lock thread */
+		req->holds_lock = true;
+	}
+	req_send(req, true);
+out_parked:
+	r = 0;
+out_map:
+	if (objs != objs_stack)
+		free(objs);
+	if (pieces != pieces_stack)
+		free(pieces);
+	return r;
+}
+
+int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
+		   const struct rbdl_io_args *a)
+{
+	enum rbdl_op op = a->op;
+	uint64_t len = a->len, size;
+	int r;
+
+	/* Only aio submissions post events; synchronous calls and CAW (as in
+	 * Pacific) never do. */
+	r = rbdl_comp_arm(c, &img->dl, op != RBDL_OP_CAW && !c->internal);
+	if (r < 0)
+		return r;
+	rbdl_stat_inc(RBDL_STAT_IOS_SUBMITTED, 1);
+	if (op == RBDL_OP_FLUSH) {
+		rbdl_flush_submit(img, c);
+		return 0;
+	}
+	r = rbdl_image_maybe_refresh(img);
+	if (r < 0)
+		goto late;
+	if (op == RBDL_OP_WRITE_ZEROES &&
+	    (a->zero_flags & ~RBD_WRITE_ZEROES_FLAG_THICK_PROVISION)) {
+		r = -EINVAL;
+		goto late;
+	}
+	if (len == 0) {
+		/* librbd 16.2: a zero-length write on a read-only or snapshot
+		 * open still reports -EROFS; anything else completes with 0. */
+		r = rbdl_op_writes(op) ? atomic_load_explicit(&img->write_error,
+							 memory_order_relaxed)
+				  : 0;
+		goto late;
+	}
+	size = atomic_load_explicit(&img->size, memory_order_acquire);
+	if (a->off >= size) {
+		r = -EINVAL;
+		goto late;
+	}
+	if (len > size - a->off)
+		len = size - a->off;
+	if (rbdl_op_writes(op)) {
+		r = atomic_load_explicit(&img->write_error,
+					 memory_order_relaxed);
+		if (r < 0)
+			goto late;
+	}
+	if (op == RBDL_OP_CAW && (a->off % 512) + len > 512) {
+		r = -EINVAL;
+		goto late;
+	}
+	if (op == RBDL_OP_WRITESAME && rbdl_plan_all_zero(a->buf, a->data_len))
+		op = RBDL_OP_WRITE_ZEROES;	/* rbd_discard_on_zeroed_write_same */
+	if (op == RBDL_OP_WRITE_ZEROES &&
+	    (a->zero_flags & RBD_WRITE_ZEROES_FLAG_THICK_PROVISION)) {
+		struct rbdl_io_args t = *a;
+
+		t.buf = NULL;	/* thick: writes of zeros */
+		t.data_len = 512;
+		r = req_start(img, c, &t, RBDL_OP_WRITESAME, len,
+			      c->internal ? 0
+					  : rbdl_plan_thick_split_error(
+						    a->off, a->len, size));
+	} else {
+		r = req_start(img, c, a, op, len, 0);
+	}
+	if (r < 0)
+		goto late;
+	return 0;
+late:
+	/* librbd reports these through the completion, never inline. */
+	rbdl_comp_complete_deferred(c, r, img->defer_io);
+	return 0;
+}
+
+ssize_t rbdl_io_sync(struct rbdl_image *img, const struct rbdl_io_args *a)
+{
+	struct rbdl_comp *c;
+	uint64_t size = atomic_load_explicit(&img->size, memory_order_acquire);
+	ssize_t r;
+
+	r = rbdl_comp_create(NULL, NULL, &c);
+	if (r < 0)
+		return r;
+	c->internal = true;
+	r = rbdl_io_submit(img, c, a);
+	if (r == 0) {
+		rbdl_comp_wait(c);
+		r = c->rval;
+	}
+	rbdl_comp_release(c);
+	if (r < 0 || a->op == RBDL_OP_READ || a->op == RBDL_OP_FLUSH)
+		return r;
+	/* librbd's synchronous writes report the clipped length. */
+	if (a->off >= size)
+		return 0;
+	return (ssize_t)(a->len < size - a->off ? a->len : size - a->off);
+}

@@ -1,0 +1,213 @@
+/*
+ * request.h - private to the data path: an image request and its object
+ * requests, shared by the three files that are parts of one state
+ * machine: request.c (submission, the striping fan-out, completion),
+ * objreq.c (each object request's life) and backing.c (reading through to
+ * the backing image of a clone and fetching copy-up data).
+ *
+ * Threading: a request is built on the submitting thread; its object
+ * requests then advance on whichever thread completes their current step
+ * (librados' callback threads, or the lock's control thread when a write
+ * waited for the exclusive lock).  One object request is only ever
+ * advanced by one thread at a time: each step has exactly one completion.
+ * The request's pending count (acq_rel) orders every object's results
+ * before the request completes.
+ *
+ * Memory: requests come from a slab; a request touching up to
+ * RBDL_REQ_INLINE_OBJS objects and RBDL_REQ_INLINE_SEGS buffer segments
+ * needs no other memory.
+ */
+#ifndef RBDL_IO_REQUEST_H
+#define RBDL_IO_REQUEST_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "image/lock.h"
+#include "image/objmap.h"
+#include "image/parent.h"
+#include "io.h"
+#include "plan.h"
+#include "proto/oid.h"
+
+#define RBDL_REQ_INLINE_OBJS 4
+#define RBDL_REQ_INLINE_SEGS 8
+
+/*
+ * The life of an object request (objreq.c, rbdl_obj_advance).  Each state
+ * names the step that is in flight; its completion advances the request:
+ *
+ *            +-------------------------------+
+ *            v                               | map updated
+ *   START --(object map gate)--> MAP_PRE ----+
+ *     |  \  \
+ *     |   \  +--(read, map says absent, backed)--------+
+ *     |    +--(guarded write, map says absent)--+      |
+ *     v                                         v      v
+ *   DATA --(ENOENT, guarded write)--> COPYUP_FETCH   READ_PARENT
+ *     |  \                               | \  \          |
+ *     |   +--(ENOENT, read, backed)--+   |  \  +--(plain write: prepend
+ *     |                              |   |   \   the copy-up) --> DATA
+ *     |                              v   |    +--(deep, object map)-->
+ *     |                      READ_PARENT |           COPYUP_MAPS
+ *     |                                  v               |
+ *     |        DATA (unguarded) <---- COPYUP <-----------+
+ *     +--(remove under the map)--> MAP_POST
+ *     v                               |
+ *   DONE <----------------------------+   (and from every step on error)
+ */
+enum rbdl_obj_state {
+	RBDL_ST_START,		/* not started: apply the object map gate */
+	RBDL_ST_MAP_PRE,	/* map transition before the data op */
+	RBDL_ST_DATA,		/* the data op */
+	RBDL_ST_READ_PARENT,	/* the object's data from the backing image */
+	RBDL_ST_COPYUP_FETCH,	/* the parent data to copy up */
+	RBDL_ST_COPYUP_MAPS,	/* snapshot maps record the copy-up */
+	RBDL_ST_COPYUP,	/* the copy-up alone (deep, or before CAW) */
+	RBDL_ST_MAP_POST,	/* PENDING -> NONEXISTENT after a remove */
+	RBDL_ST_DONE,
+};
+
+/* How the data op treats the object (fixed when the request is planned,
+ * except that a copy-up turns GUARDED into PLAIN). */
+enum rbdl_obj_kind {
+	RBDL_KIND_PLAIN,		/* as the request says */
+	RBDL_KIND_REMOVE,	/* whole-object discard: rados remove */
+	RBDL_KIND_HIDE,		/* whole-object discard of a backed object:
+				 * create + truncate(0), parent hidden */
+	RBDL_KIND_GUARDED,	/* asserts the object exists: copy-up on
+				 * ENOENT (a clone's object in the overlap) */
+};
+
+struct rbdl_req;
+struct rbdl_fetch;
+
+struct rbdl_objreq {
+	struct rbdl_req *req;
+	enum rbdl_obj_state state;
+	enum rbdl_obj_kind kind;
+	/* Decided by the map gate: the map says the object is absent, so a
+	 * guarded write copies up without sending its doomed data op; the
+	 * map was moved to PENDING, so a remove ends with MAP_POST. */
+	bool copyup_first;
+	bool map_pending;
+	rados_completion_t rc;
+	rados_read_op_t rop;
+	rados_write_op_t wop;
+	uint64_t objno;
+	uint64_t obj_off;	/* span in the object */
+	uint64_t len;
+	uint32_t first_seg;
+	uint32_t nsegs;
+	uint32_t first_piece;	/* write-same only */
+	uint32_t npieces;
+	int cmp_prval;		/* compare-and-write */
+	struct rbdl_fetch *cu;	/* fetched copy-up data (COPYUP_FETCH on) */
+	atomic_int sub;		/* COPYUP_MAPS: updates in flight + guard */
+	atomic_int sub_err;	/* their first error */
+	char *heap;		/* expanded write-same data */
+	struct rbdl_omwaiter omw;	/* waiting for an object map update */
+	char oid[RBDL_DATA_OID_MAX];
+};
+
+struct rbdl_req {
+	struct rbdl_image *img;
+	struct rbdl_comp *comp;
+	enum rbdl_op op;
+	int op_flags;
+	atomic_int pending;	/* objects not done + the submit guard */
+	atomic_long result;	/* first error wins */
+	unsigned gen_parity;
+	uint64_t off;
+	uint64_t len;		/* after clipping */
+	const char *pattern;	/* write-same; reads: the caller's buffer */
+	size_t data_len;
+	bool thick;		/* write-zeroes with THICK_PROVISION */
+	uint64_t *mismatch_off;
+	const void *cmp;	/* compare-and-write: compare buffer */
+	uint64_t cmp_len;	/* compare length: NOT clipped (librbd) */
+	bool holds_lock;	/* counted in the exclusive lock's writes */
+	const struct rbdl_pview *pv;	/* what backs the image (parent.h) */
+	uint32_t nsnaps;	/* snapshots in io's context (writes) */
+	bool track_data;	/* a backing read: maintain data_end */
+	_Atomic uint64_t data_end;	/* see struct rbdl_comp */
+	struct rbdl_lkwaiter lkw;	/* parked until the lock is ours */
+	rados_ioctx_t io;
+	struct rbdl_objreq *objs;
+	uint32_t nobjs;
+	struct rbdl_seg *segs;
+	uint32_t nsegs;
+	struct rbdl_piece *pieces;	/* write-same only */
+	struct rbdl_objreq objs_inline[RBDL_REQ_INLINE_OBJS];
+	struct rbdl_seg segs_inline[RBDL_REQ_INLINE_SEGS];
+};
+
+static inline bool rbdl_op_writes(enum rbdl_op op)
+{
+	return op != RBDL_OP_READ && op != RBDL_OP_FLUSH;
+}
+
+static inline bool rbdl_op_discards(enum rbdl_op op)
+{
+	return op == RBDL_OP_DISCARD || op == RBDL_OP_WRITE_ZEROES;
+}
+
+/* Record an error for the request: the first one wins (librbd's
+ * error_rval compare-exchange). */
+static inline void rbdl_req_set_error(struct rbdl_req *req, long r)
+{
+	long zero = 0;
+
+	/* Relaxed: read after the last pending decrement (acq_rel). */
+	atomic_compare_exchange_strong_explicit(&req->result, &zero, r,
+						memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+/* *p = max(*p, v).  Relaxed: the result is read after the request's (or
+ * fetch's) last reference drop, an acq_rel that orders it. */
+static inline void rbdl_atomic_max_u64(_Atomic uint64_t *p, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);
+
+	while (cur < v && !atomic_compare_exchange_weak_explicit(
+				  p, &cur, v, memory_order_relaxed,
+				  memory_order_relaxed))
+		;
+}
+
+/* A tracked read got n bytes of object data into segment s. */
+static inline void rbdl_req_note_data(struct rbdl_req *req,
+				      const struct rbdl_seg *s, uint64_t n)
+{
+	rbdl_atomic_max_u64(&req->data_end,
+			    (uint64_t)(s->ptr - req->pattern) + n);
+}
+
+/* request.c: one object is done; the last one completes the request.
+ * in_submit: still inside the submit call (defer the completion). */
+void rbdl_req_put(struct rbdl_req *req, bool in_submit);
+
+/* objreq.c: advance o with the result r of the step that finished (0
+ * for START). */
+void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit);
+/* Zero-fill segment s past the have bytes a read returned. */
+void rbdl_seg_zero_tail(struct rbdl_seg *s, size_t have);
+
+/* backing.c */
+/* Does any byte of object objno lie below the view's overlap? */
+bool rbdl_obj_backed(const struct rbdl_pview *pv, const struct rbdl_layout *l,
+		     uint64_t objno);
+/* READ_PARENT: read o's segments through to the backing image (zeros
+ * beyond the overlap); rbdl_obj_advance(o, err) runs when done. */
+void rbdl_backing_read(struct rbdl_objreq *o, bool in_submit);
+/* COPYUP_FETCH: fetch o's parent data into o->cu; rbdl_obj_advance(o,
+ * err) runs when done. */
+void rbdl_backing_fetch(struct rbdl_objreq *o, bool in_submit);
+/* The fetched data (trimmed to what the parent really holds; 0 bytes:
+ * a zero copy-up, nothing to copy), and its release. */
+const char *rbdl_fetch_data(const struct rbdl_fetch *f, uint64_t *len);
+void rbdl_fetch_free(struct rbdl_fetch *f);
+
+#endif /* RBDL_IO_REQUEST_H */

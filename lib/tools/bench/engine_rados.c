@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * engine_rados.c - the rados backend: raw librados aio on the image's data
+ * objects, at the offsets the rbd job would touch, mapped the way librbd
+ * maps them.  It measures the floor for any rbd client over librados: no
+ * image handle, no header, no locking, no object map.
+ *
+ * Threading: be_rados_submit() runs on a job thread (or, in callback mode,
+ * on the librados callback thread that completed the previous I/O); the
+ * per-object callbacks run on librados' callback threads.  An I/O that
+ * spans several objects completes when the last of them does: s->pending
+ * counts the object ops plus one guard held by the submitter, so that the
+ * slot cannot complete while it is still being submitted.
+ *
+ * Ownership: each object op's completion is released by its callback, or
+ * by the submitter if the op was never started.  The data-pool contexts
+ * (one per image, in c->dio) belong to the child.
+ */
+#include "engine.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The child's data-pool context for every image; 0 or a negative errno. */
+int be_rados_open_pools(struct child *c, char *err, size_t errlen)
+{
+	const struct opts *o = c->o;
+
+	c->dio = xcalloc((size_t)o->nimages, sizeof(*c->dio));
+	for (int i = 0; i < o->nimages; i++) {
+		int64_t pid = o->layouts[i].data_pool_id;
+		int r = pid >= 0 ?
+			rados_ioctx_create2(c->cluster, pid, &c->dio[i]) :
+			rados_ioctx_create(c->cluster, o->pool, &c->dio[i]);
+
+		if (r < 0) {
+			c->dio[i] = NULL;
+			snprintf(err, errlen, "data pool %" PRId64 " of image %s: %s",
+				 pid, o->images[i], strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+void be_rados_close_pools(struct child *c)
+{
+	if (!c->dio)
+		return;
+	for (int i = 0; i < c->o->nimages; i++)
+		if (c->dio[i])
+			rados_ioctx_destroy(c->dio[i]);
+	free(c->dio);
+	c->dio = NULL;
+}
+
+/* A rados slot whose object ops have all completed. */
+static void rados_slot_done(struct slot *s)
+{
+	struct job *j = s->j;
+
+	if (j->c->o->mode == MODE_CALLBACK) {
+		if (!handle_completion(j, s, atomic_load_explicit(&s->rval,
+						memory_order_relaxed)))
+			cb_retire(j);
+		return;
+	}
+	slot_handoff(s);
+}
+
+/* Keep the first error of the I/O's object ops. */
+static void rados_set_err(struct slot *s, int r)
+{
+	int zero = 0;
+
+	atomic_compare_exchange_strong_explicit(&s->rval, &zero, r,
+			memory_order_relaxed, memory_order_relaxed);
+}
+
+static void rados_piece_cb(rados_completion_t rc, void *arg)
+{
+	struct slot *s = arg;
+	int r = rados_aio_get_return_value(rc);
+
+	rados_aio_release(rc);
+	if (r == -ENOENT && !s->write) {
+		/* a hole: librbd would return zeros */
+		atomic_fetch_add_explicit(&s->j->enoent, 1,
+					  memory_order_relaxed);
+		r = 0;
+	}
+	if (r < 0)
+		rados_set_err(s, r);
+	if (atomic_fetch_sub_explicit(&s->pending, 1,
+				      memory_order_acq_rel) == 1)
+		rados_slot_done(s);
+}
+
+/*
+ * Issue the object ops of one I/O: the image extent is mapped like librbd
+ * maps it (striping v2 aware; with stripe_count 1 simply objno = off >>
+ * order).  Errors, synchronous or not, reach handle_completion() through
+ * s->rval.
+ */
+void be_rados_submit(struct job *j, struct slot *s)
+{
+	const struct layout *L = j->ji[s->cur].lay;
+	rados_ioctx_t dio = j->ji[s->cur].dio;
+	uint64_t os = 1ull << L->order;
+	uint64_t su = L->stripe_count == 1 ? os : L->stripe_unit;
+	uint64_t sc = L->stripe_count;
+	uint64_t spo = os / su;
+	uint64_t off = s->off, left = j->c->o->bs;
+	char *p = s->buf;
+
+	atomic_store_explicit(&s->rval, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->pending, 1, memory_order_relaxed);
+	while (left) {
+		uint64_t blockno = off / su, blockoff = off % su;
+		uint64_t stripeno = blockno / sc, stripepos = blockno % sc;
+		uint64_t objno = (stripeno / spo) * sc + stripepos;
+		uint64_t objoff = (stripeno % spo) * su + blockoff;
+		uint64_t len = su - blockoff < left ? su - blockoff : left;
+		rados_completion_t rc;
+		char oid[RBD_MAX_BLOCK_NAME_SIZE + 32];
+		int r;
+
+		snprintf(oid, sizeof(oid), "%s.%016" PRIx64, L->prefix, objno);
+		r = rados_aio_create_completion2(s, rados_piece_cb, &rc);
+		if (r < 0) {
+			rados_set_err(s, r);
+			break;
+		}
+		atomic_fetch_add_explicit(&s->pending, 1, memory_order_relaxed);
+		if (s->write)
+			r = rados_aio_write(dio, oid, rc, p, len, objoff);
+		else
+			r = rados_aio_read(dio, oid, rc, p, len, objoff);
+		if (r < 0) {
+			atomic_fetch_sub_explicit(&s->pending, 1,
+						  memory_order_relaxed);
+			rados_aio_release(rc);
+			rados_set_err(s, r);
+			break;
+		}
+		off += len;
+		p += len;
+		left -= len;
+	}
+	if (atomic_fetch_sub_explicit(&s->pending, 1,
+				      memory_order_acq_rel) == 1)
+		rados_slot_done(s);
+}
