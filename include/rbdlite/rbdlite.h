@@ -85,8 +85,11 @@ struct rbdlite_stats {
  * that, up to size, are zeroed: a program built against an older, shorter
  * struct receives the fields it knows, and one built against a newer,
  * longer struct reads 0 for counters this library does not keep.
- * Returns 0, or -EINVAL if st is NULL or size is 0.
+ * Returns 0, or -EINVAL if st is NULL, size is 0, or size is larger than
+ * RBDLITE_STATS_SIZE_MAX (no version of the struct comes near it: such a
+ * size is a bogus length, and nothing is written).
  */
+#define RBDLITE_STATS_SIZE_MAX 4096
 CEPH_RBD_API int rbdlite_get_stats(struct rbdlite_stats *st, size_t size);
 
 #ifdef __cplusplus

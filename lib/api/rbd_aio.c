@@ -406,7 +406,7 @@ RBDL_API int rbdlite_get_stats(struct rbdlite_stats *st, size_t size)
 	uint64_t v[RBDL_STAT_COUNT];
 	struct rbdlite_stats s;
 
-	if (!st || size == 0 || size > sizeof(s))
+	if (!st || size == 0 || size > RBDLITE_STATS_SIZE_MAX)
 		return -EINVAL;
 	rbdl_stats_read(v);
 	s.ios_submitted = v[RBDL_STAT_IOS_SUBMITTED];
@@ -415,6 +415,10 @@ RBDL_API int rbdlite_get_stats(struct rbdlite_stats *st, size_t size)
 	s.callback_batches = v[RBDL_STAT_CALLBACK_BATCHES];
 	s.callbacks_run = v[RBDL_STAT_CALLBACKS_RUN];
 	s.eventfd_writes = v[RBDL_STAT_EVENTFD_WRITES];
-	memcpy(st, &s, size);
+	/* An older caller's shorter struct gets the fields it knows; a
+	 * newer caller's longer one reads 0 for counters we do not keep. */
+	memcpy(st, &s, size < sizeof(s) ? size : sizeof(s));
+	if (size > sizeof(s))
+		memset((char *)st + sizeof(s), 0, size - sizeof(s));
 	return 0;
 }

@@ -16,6 +16,20 @@
  *            owner -> ack -EOPNOTSUPP, so the requester takes the lock and
  *            does the work itself; everything else -> empty ack.
  */
+/*
+ * Memory ordering.  lk->state and lk->writes are the only fields read
+ * outside lk->mu.  Every store of state happens with lk->mu held (the
+ * control thread, maintenance, init/shutdown before and after the thread
+ * runs), so stores are ordered among themselves by the mutex.  The write
+ * gate and its releasers form a Dekker pair: a writer increments writes
+ * then loads state, a releaser stores RELEASING (or MAINT) then loads
+ * writes; both sides are seq_cst so that at least one sees the other (the
+ * writer parks, or the releaser waits for it).  The default (seq_cst)
+ * accessors below are used for that reason, and for the waits on writes
+ * reaching 0, which pair with write_end's seq_cst decrement.  The two
+ * relaxed loads of state are the DISABLED fast paths: DISABLED is set
+ * before the image is shared and never changes while writes run.
+ */
 #include "config.h"
 
 #include "proto/rados.h"
@@ -131,7 +145,9 @@ static int post_acquire(struct rbdl_image *img)
 {
 	int r;
 
-	/* The header may have changed while we did not hold the lock. */
+	/* The header may have changed while we did not hold the lock.
+	 * seq_cst (includes the release maybe_refresh's acquire pairs
+	 * with). */
 	atomic_fetch_add(&img->refresh_seq, 1);
 	r = rbdl_image_refresh_slow(img);
 	if (r == 0 && (atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP))
@@ -211,7 +227,9 @@ static void do_release(struct rbdl_image *img)
 {
 	struct rbdl_lock *lk = img->lk;
 
-	/* state is RELEASING: new writes park.  Drain the running ones. */
+	/* state is RELEASING: new writes park.  Drain the running ones
+	 * (seq_cst load: pairs with write_end's decrement, whose broadcast
+	 * under mu wakes us). */
 	pthread_mutex_lock(&lk->mu);
 	while (atomic_load(&lk->writes) != 0)
 		pthread_cond_wait(&lk->cv, &lk->mu);
@@ -459,7 +477,9 @@ void rbdl_lock_write_end(struct rbdl_image *img)
 		return;
 	int st;
 
-	/* The releaser and a maintenance op both wait for the drain. */
+	/* The releaser and a maintenance op both wait for the drain.
+	 * seq_cst decrement then load of state: the other half of the
+	 * Dekker pair with the releaser's store then load of writes. */
 	if (atomic_fetch_sub(&lk->writes, 1) == 1 &&
 	    ((st = atomic_load(&lk->state)) == RBDL_LOCK_RELEASING ||
 	     st == RBDL_LOCK_MAINT)) {
@@ -473,6 +493,8 @@ static void lock_notify(struct rbdl_image *img, uint64_t notify_id,
 			uint64_t handle, const struct rbdl_notify_msg *m)
 {
 	struct rbdl_lock *lk = img->lk;
+	/* A snapshot of the state for the reply; a change racing with it is
+	 * decided again under mu below where it matters. */
 	int st = atomic_load(&lk->state);
 	bool mine = m->has_client && m->client_gid == lk->gid &&
 		    m->client_handle == img->watch_cookie;

@@ -16,7 +16,7 @@
  *      |                          v error         v rbd_lock_release
  *      +----------------- queued writes fail   RELEASING (drain writes,
  *      +-----------------------------------------  unlock, RELEASED_LOCK)
- *   OWNER <--> MAINT (maint.c: resize/snapshot ops; writes park, peers'
+ *   OWNER <--> MAINT (ops/: resize/snapshot ops; writes park, peers'
  *                     release requests wait until the op ends)
  *
  * Threading: the slow work (cls lock calls, notifies that wait up to 5 s,
@@ -24,11 +24,15 @@
  * started only for read-write opens of images with the feature.  It never
  * runs on the I/O path: a write while OWNER costs two atomic operations
  * (the in-flight count and the state check).  A write that finds the lock
- * not held is parked on `blocked` and resumed by the control thread after
- * it acquired the lock; the control thread resumes a whole batch before it
+ * not held is parked (parked_head/parked_tail, FIFO) and resumed by the
+ * control thread after it acquired the lock; the control thread resumes a whole batch before it
  * honours the next release request, so two writers ping-ponging the lock
- * both make progress.  The header watch callback only records requests and
- * signals the control thread; it never blocks.
+ * both make progress.  Header notifications reach the lock through its
+ * subscription to the header watch (watch.h); the callback only records
+ * requests and signals the control thread; it never blocks.
+ *
+ * Ownership: struct rbdl_lock is allocated by rbdl_lock_init and freed by
+ * rbdl_lock_free at close; the image's lk pointer is NULL without it.
  */
 #ifndef RBDL_LOCK_H
 #define RBDL_LOCK_H

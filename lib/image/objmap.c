@@ -8,6 +8,18 @@
  * map is flagged invalid in the header (rbd.set_flags) before the waiting
  * data operations go ahead.
  */
+/*
+ * Memory ordering.  loaded and invalid are read lock-free by the data
+ * path (objmap.h's predicates); bits bytes are read relaxed.  loaded is
+ * stored seq_cst after the bits and nobjs were set up under mu, so a
+ * reader that sees it true (acquire, or stronger) sees the array; the
+ * lock's release drains every write before unload clears it, so no
+ * request uses a map being replaced (old arrays are kept until destroy
+ * in any case).  invalid only goes false -> true, stored seq_cst before
+ * the header flag is written or the data the failed update guarded goes
+ * out; a reader that still sees false only skips work for an object whose
+ * state it read from a map that was valid when the transition began.
+ */
 #include "config.h"
 
 #include "proto/oid.h"
@@ -490,3 +502,21 @@ int rbdl_objmap_mark_in_snaps(struct rbdl_image *img, uint64_t objno,
 	return r;
 }
 
+/* ---- reading a stored map ------------------------------------------------- */
+
+int rbdl_objmap_read(rados_ioctx_t io, const char *image_id, uint64_t snap,
+		     uint8_t **bits, uint64_t *n)
+{
+	char oid[RBDL_OID_MAX], *buf;
+	size_t len;
+	int r = rbdl_oid_object_map(oid, sizeof(oid), image_id, snap);
+
+	if (r == 0)
+		r = rbdl_cls_read(io, oid, "rbd", "object_map_load", NULL, 0,
+				  &buf, &len);
+	if (r < 0)
+		return r;
+	r = rbdl_decode_object_map(buf, len, bits, n);
+	rados_buffer_free(buf);
+	return r;
+}

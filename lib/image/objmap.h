@@ -29,6 +29,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rados/librados.h>
+
 #include "proto/objmap_wire.h"
 
 struct rbdl_image;
@@ -143,5 +145,11 @@ int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
 int rbdl_objmap_mark_in_snaps(struct rbdl_image *img, uint64_t objno,
 			      atomic_int *pending,
 			      void (*done)(void *arg, int r), void *arg);
+
+/* Read the stored map of image image_id at snap (RBDL_NOSNAP: HEAD) with
+ * object_map_load: *bits malloc'ed (free), *n objects.  Any image, open or
+ * not; 0 or a negative errno (-EBADMSG: undecodable). */
+int rbdl_objmap_read(rados_ioctx_t io, const char *image_id, uint64_t snap,
+		     uint8_t **bits, uint64_t *n);
 
 #endif /* RBDL_OBJMAP_H */

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include "image/objmap.h"
 #include "pool.h"
 
 #include "core/internal.h"
@@ -263,19 +264,12 @@ static int trim_data(struct rm_image *m, uint64_t window)
 
 	if ((m->features & RBD_FEATURE_OBJECT_MAP) &&
 	    !(m->flags & RBD_FLAG_OBJECT_MAP_INVALID)) {
-		char oid[RBDL_OID_MAX], *out;
-		size_t outlen;
 		uint64_t n;
 
-		rbdl_oid_object_map(oid, sizeof(oid), m->id, RBDL_NOSNAP);
-		if (rbdl_cls_read(m->io, oid, "rbd", "object_map_load", NULL, 0,
-				  &out, &outlen) == 0) {
-			if (rbdl_decode_object_map(out, outlen, &bits, &n) < 0 ||
-			    n != nobjs) {
-				free(bits);
-				bits = NULL;
-			}
-			rados_buffer_free(out);
+		if (rbdl_objmap_read(m->io, m->id, RBDL_NOSNAP, &bits, &n) < 0 ||
+		    n != nobjs) {
+			free(bits);
+			bits = NULL;
 		}
 	}
 	if (window < 1)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <rbd/librbd.h>
+#include <rbdlite.h>
 
 #include "harness.h"
 
@@ -151,6 +152,60 @@ static void roundtrips(const char *extra)
 	free(w);
 	th_remove(&t, name);
 }
+
+/*
+ * rbdlite_get_stats' size contract (rbdlite.h): a shorter struct gets its
+ * prefix, a longer one is zero-filled past ours, NULL, 0 and bogus sizes
+ * are -EINVAL and write nothing; the counters move with I/O.
+ */
+START_TEST(test_stats_contract)
+{
+	const char *name = th_name("stats");
+	struct rbdlite_stats a, b;
+	unsigned char big[sizeof(a) + 24], small[8];
+	rbd_image_t img;
+	char buf[4096];
+
+	th_create(&t, name, 1 << 20, "--image-feature layering");
+	ck_assert_int_eq(rbd_open(t.io, name, &img, NULL), 0);
+	ck_assert_int_eq(rbdlite_get_stats(&a, sizeof(a)), 0);
+	memset(buf, 7, sizeof(buf));
+	ck_assert_int_eq(rbd_write(img, 0, sizeof(buf), buf), sizeof(buf));
+	ck_assert_int_eq(rbd_read(img, 0, sizeof(buf), buf), sizeof(buf));
+	ck_assert_int_eq(rbdlite_get_stats(&b, sizeof(b)), 0);
+	ck_assert_uint_ge(b.ios_submitted, a.ios_submitted + 2);
+	ck_assert_uint_ge(b.ios_completed, a.ios_completed + 2);
+
+	memset(big, 0xff, sizeof(big));
+	ck_assert_int_eq(rbdlite_get_stats((struct rbdlite_stats *)big,
+					   sizeof(big)), 0);
+	for (size_t i = sizeof(a); i < sizeof(big); i++)
+		ck_assert_uint_eq(big[i], 0);
+	ck_assert_uint_ge(((struct rbdlite_stats *)big)->ios_submitted,
+			  b.ios_submitted);
+
+	/* A caller that knows only the first counter. */
+	memset(small, 0xff, sizeof(small));
+	ck_assert_int_eq(rbdlite_get_stats((struct rbdlite_stats *)small,
+					   sizeof(small)), 0);
+	uint64_t first;
+
+	memcpy(&first, small, sizeof(first));
+	ck_assert_uint_ge(first, b.ios_submitted);
+
+	memset(big, 0xff, sizeof(big));
+	ck_assert_int_eq(rbdlite_get_stats(NULL, sizeof(a)), -EINVAL);
+	ck_assert_int_eq(rbdlite_get_stats((struct rbdlite_stats *)big, 0),
+			 -EINVAL);
+	ck_assert_int_eq(rbdlite_get_stats((struct rbdlite_stats *)big,
+					   (size_t)-1), -EINVAL);
+	ck_assert_int_eq(rbdlite_get_stats((struct rbdlite_stats *)big,
+					   RBDLITE_STATS_SIZE_MAX + 1), -EINVAL);
+	ck_assert_uint_eq(big[0], 0xff);	/* nothing written */
+	ck_assert_int_eq(rbd_close(img), 0);
+	th_remove(&t, name);
+}
+END_TEST
 
 START_TEST(test_roundtrip_plain)
 {
@@ -422,6 +477,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_stats_contract);
 	tcase_add_test(tc, test_roundtrip_plain);
 	tcase_add_test(tc, test_roundtrip_striped);
 	tcase_add_test(tc, test_roundtrip_data_pool);
