@@ -657,6 +657,18 @@ void rbdl_lock_cookie(struct rbdl_image *img, char *buf, size_t len)
 	pthread_mutex_unlock(&lk->mu);
 }
 
+/* Ask the control thread to release the lock we own and wait until it
+ * is released (lk->mu held; even a user-held lock goes). */
+static void release_and_wait_locked(struct rbdl_lock *lk)
+{
+	lk->user_held = false;
+	lk->want_release = true;
+	pthread_cond_broadcast(&lk->cv);
+	while (atomic_load(&lk->state) == RBDL_LOCK_OWNER ||
+	       atomic_load(&lk->state) == RBDL_LOCK_RELEASING)
+		pthread_cond_wait(&lk->cv, &lk->mu);
+}
+
 void rbdl_lock_drop(struct rbdl_image *img)
 {
 	struct rbdl_lock *lk = img->lk;
@@ -664,14 +676,8 @@ void rbdl_lock_drop(struct rbdl_image *img)
 	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
 		return;
 	pthread_mutex_lock(&lk->mu);
-	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER) {
-		lk->user_held = false;
-		lk->want_release = true;
-		pthread_cond_broadcast(&lk->cv);
-		while (atomic_load(&lk->state) == RBDL_LOCK_OWNER ||
-		       atomic_load(&lk->state) == RBDL_LOCK_RELEASING)
-			pthread_cond_wait(&lk->cv, &lk->mu);
-	}
+	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER)
+		release_and_wait_locked(lk);
 	pthread_mutex_unlock(&lk->mu);
 }
 
@@ -714,12 +720,7 @@ int rbdl_lock_release_user(struct rbdl_image *img)
 		pthread_mutex_unlock(&lk->mu);
 		return -EINVAL;
 	}
-	lk->user_held = false;
-	lk->want_release = true;
-	pthread_cond_broadcast(&lk->cv);
-	while (atomic_load(&lk->state) == RBDL_LOCK_OWNER ||
-	       atomic_load(&lk->state) == RBDL_LOCK_RELEASING)
-		pthread_cond_wait(&lk->cv, &lk->mu);
+	release_and_wait_locked(lk);
 	pthread_mutex_unlock(&lk->mu);
 	return 0;
 }

@@ -592,6 +592,16 @@ static int obj_step(struct rbdl_objreq *o, int *r, bool in_submit)
 	return -EINVAL;
 }
 
+/* A step failed (or could not start): the request reports err and this
+ * object is done. */
+static enum rbdl_obj_state obj_failed(struct rbdl_objreq *o, int err)
+{
+	rbdl_req_set_error(o->req, err);
+	obj_release_ops(o);
+	obj_drop_copyup(o);
+	return RBDL_ST_DONE;
+}
+
 void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit)
 {
 	struct rbdl_req *req = o->req;
@@ -632,25 +642,14 @@ void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit)
 			rbdl_req_put(req, in_submit);
 			return;
 		}
-		if (next < 0) {
-			/* The step failed: the request reports it and this
-			 * object is done. */
-			rbdl_req_set_error(req, next);
-			obj_release_ops(o);
-			if (o->cu)
-				obj_drop_copyup(o);
-			next = RBDL_ST_DONE;
-		}
+		if (next < 0)
+			next = obj_failed(o, next);
 		o->state = (enum rbdl_obj_state)next;
 		next = obj_step(o, &r, in_submit);
 		if (next == STEP_WAIT)
 			return;
 		if (next < 0) {
-			rbdl_req_set_error(req, next);
-			obj_release_ops(o);
-			if (o->cu)
-				obj_drop_copyup(o);
-			o->state = RBDL_ST_DONE;
+			o->state = obj_failed(o, next);
 			r = 0;
 		}
 	}

@@ -513,13 +513,9 @@ int rbdl_op_create(rados_ioctx_t io, const char *name, uint64_t size,
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FORMAT, &format))
 		format = rbdl_conf_uint(&cf, false, "rbd_default_format", 2);
 
-	r = rbdl_ioctx_namespace(io, &ns);
+	r = rbdl_ioctx_clone(io, &cio, &ns);
 	if (r < 0)
 		goto out;
-	r = rbdl_ioctx_dup(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io),
-		       ns, &cio);
-	if (r < 0)
-		goto out_ns;
 
 	/* detect_format: is the name taken, in either format? */
 	{
@@ -557,7 +553,6 @@ int rbdl_op_create(rados_ioctx_t io, const char *name, uint64_t size,
 	rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_ORDER, order);
 out_io:
 	rados_ioctx_destroy(cio);
-out_ns:
 	free(ns);
 out:
 	rbdl_conf_free(&cf);

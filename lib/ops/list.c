@@ -177,16 +177,10 @@ int rbdl_op_list(rados_ioctx_t io, struct rbdl_img_list *l)
 {
 	rados_ioctx_t mio;
 	char *ns;
-	int r = rbdl_ioctx_namespace(io, &ns);
+	int r = rbdl_ioctx_clone(io, &mio, &ns);
 
 	if (r < 0)
 		return r;
-	r = rbdl_ioctx_dup(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io), ns,
-		       &mio);
-	if (r < 0) {
-		free(ns);
-		return r;
-	}
 	if (!ns[0]) {
 		r = list_v1(mio, l);
 		if (r < 0)

@@ -466,15 +466,9 @@ int rbdl_op_remove(rados_ioctx_t io, const char *name)
 
 	if (strlen(name) > RBDL_OID_MAX - 16)
 		return -ENOENT;	/* no such object can exist */
-	r = rbdl_ioctx_namespace(io, &ns);
+	r = rbdl_ioctx_clone(io, &mio, &ns);
 	if (r < 0)
 		return r;
-	r = rbdl_ioctx_dup(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io), ns,
-		       &mio);
-	if (r < 0) {
-		free(ns);
-		return r;
-	}
 	n = rbdl_encode_string(in, sizeof(in), name);
 	r = rbdl_cls_read(mio, RBDL_OID_DIRECTORY, "rbd", "dir_get_id", in,
 			  (size_t)n, &out, &outlen);

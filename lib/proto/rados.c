@@ -344,3 +344,19 @@ int rbdl_remove_if_exists(rados_ioctx_t io, const char *oid)
 
 	return r == -ENOENT ? 0 : r;
 }
+
+int rbdl_ioctx_clone(rados_ioctx_t io, rados_ioctx_t *out, char **ns)
+{
+	char *n;
+	int r = rbdl_ioctx_namespace(io, &n);
+
+	if (r < 0)
+		return r;
+	r = rbdl_ioctx_dup(rados_ioctx_get_cluster(io), rados_ioctx_get_id(io),
+			   n, out);
+	if (r == 0 && ns)
+		*ns = n;
+	else
+		free(n);
+	return r;
+}

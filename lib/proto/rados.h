@@ -115,5 +115,8 @@ int rbdl_ioctx_dup(rados_t cluster, int64_t pool, const char *ns,
 		   rados_ioctx_t *out);
 /* io's namespace as a malloc'ed string ("" for the default one). */
 int rbdl_ioctx_namespace(rados_ioctx_t io, char **out);
+/* A private ioctx on io's pool and namespace (so later changes to io do
+ * not matter); *ns, if ns is not NULL, receives the namespace (free). */
+int rbdl_ioctx_clone(rados_ioctx_t io, rados_ioctx_t *out, char **ns);
 
 #endif /* RBDL_PROTO_RADOS_H */
