@@ -4,8 +4,12 @@
  * Sequences (librbd 16.2):
  *   resize, shrink: trim (object map [start, n) -> PENDING, remove the
  *            whole objects past the last object set still in use, ->
- *            NONEXISTENT; truncate / zero / remove the boundary extents of
- *            [new size, end of that set)), set_size, object_map_resize
+ *            NONEXISTENT; discard the boundary extents of [new size, end
+ *            of that set): one starting at object offset 0 removes its
+ *            object, the others truncate or zero), set_size,
+ *            object_map_resize (a failure flags the map invalid); the
+ *            on-disk map is checked before set_size (see
+ *            shrink_map_ready)
  *   resize, grow:   object_map_resize (new objects NONEXISTENT), set_size
  *   snap create:    selfmanaged snap id from the data pool, snapshot_add
  *            (-ESTALE: retry with a new id; -EEXIST: release the id), copy
@@ -363,7 +367,33 @@ static int remove_one(struct rbdl_image *img, rados_ioctx_t io,
 	return 0;
 }
 
-/* TrimRequest: drop the data in [new_size, old_size). */
+/* A clone with snapshots, before object o (which still shows parent data)
+ * goes: its parent data is copied up, so that the snapshots keep it (the
+ * discard librbd sends is guarded and copies up first). */
+static int copyup_for_remove(struct rbdl_image *img, uint64_t o)
+{
+	int r = 0;
+
+	/* The map records the object before its data can exist. */
+	if (rbdl_objmap_usable(img->om) && !may_exist(img, o))
+		r = om_update(img, o, o + 1, RBDL_OBJ_EXISTS, ANY_STATE);
+	if (r == 0)
+		r = rbdl_io_copyup_sync(img, o, false);
+	return r;
+}
+
+/*
+ * TrimRequest: drop the data in [new_size, old_size).  librbd 16.2: the
+ * objects from the first object set wholly past new_size on are removed
+ * (object map PENDING, remove, NONEXISTENT; a clone with snapshots copies
+ * up those still showing parent data first); then the boundary
+ * [new_size, end of its object set or old_size) is discarded object by
+ * object, and an object whose part of it starts at object offset 0 lies
+ * wholly past new_size: it is removed like the others, however short that
+ * part (the old end may lie inside the set).  Only the objects keeping
+ * data below new_size are truncated (part reaching the object end) or
+ * zeroed.
+ */
 static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 {
 	const struct rbdl_layout *l = &img->layout;
@@ -392,13 +422,7 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 	uint64_t copied = atomic_load(&img->wr_nsnaps) ? backed : 0;
 
 	for (uint64_t o = start; o < nobjs && o < copied; o++) {
-		/* The map records the object before its data can exist. */
-		r = 0;
-		if (rbdl_objmap_usable(img->om) && !may_exist(img, o))
-			r = om_update(img, o, o + 1, RBDL_OBJ_EXISTS,
-				      ANY_STATE);
-		if (r == 0)
-			r = rbdl_io_copyup_sync(img, o, false);
+		r = copyup_for_remove(img, o);
 		if (r < 0)
 			return r;
 	}
@@ -458,8 +482,13 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 		char oid[RBDL_OID_MAX];
 		rados_write_op_t op;
 
-		if (x->obj_off == 0 && x->len == l->object_size) {
-			r = remove_one(img, io, x->objno);
+		if (x->obj_off == 0) {
+			/* Wholly past new_size: a whole-object delete. */
+			bool up = x->objno < copied;
+
+			r = up ? copyup_for_remove(img, x->objno) : 0;
+			if (r == 0)
+				r = remove_one(img, io, x->objno, up);
 			continue;
 		}
 		/* A cut object of a clone gets its parent data first. */
@@ -510,6 +539,45 @@ static int set_size(struct rbdl_image *img, uint64_t size)
 	return hdr_write(img, "set_size", in, sizeof(in));
 }
 
+/*
+ * Before the header takes a smaller size.  cls object_map_resize refuses
+ * (-ESTALE) to drop an object the on-disk map does not record as
+ * NONEXISTENT; failing only after set_size would leave a header and a map
+ * that disagree.  So the map is checked first: an object past the new end
+ * that it still records (the trim removed every one it knew of, so only
+ * after an earlier change was cut short) is removed now, with the usual
+ * transitions.  A failure here leaves the old size.
+ */
+static int shrink_map_ready(struct rbdl_image *img, uint64_t nobjs)
+{
+	rados_ioctx_t io = atomic_load_explicit(&img->wr_io,
+						memory_order_acquire);
+	uint8_t *bits = NULL;
+	uint64_t n = 0;
+	size_t outlen;
+	char *out;
+	int r = rbdl_cls_read(img->md_io, rbdl_objmap_oid(img->om), "rbd",
+			      "object_map_load", NULL, 0, &out, &outlen);
+
+	if (r == -ENOENT)
+		return 0;	/* no map object: nothing to drop */
+	if (r < 0)
+		return r;
+	r = rbdl_decode_object_map(out, outlen, &bits, &n);
+	rados_buffer_free(out);
+	if (r < 0)
+		return 0;	/* undecodable: object_map_resize decides */
+	for (uint64_t o = nobjs; r == 0 && o < n; o++) {
+		if (rbdl_om_state(bits, o) == RBDL_OBJ_NONEXISTENT)
+			continue;
+		rbdl_log("image %s: object %" PRIu64 " past the new end is "
+			 "still in the object map; removing it", img->name, o);
+		r = remove_one(img, io, o, true);
+	}
+	free(bits);
+	return r;
+}
+
 /* ResizeRequest without the notification. */
 static int do_resize(struct rbdl_image *img, uint64_t size)
 {
@@ -521,10 +589,23 @@ static int do_resize(struct rbdl_image *img, uint64_t size)
 		return 0;
 	if (size < old) {
 		r = trim(img, old, size);
+		if (r == 0 && rbdl_objmap_usable(img->om))
+			r = shrink_map_ready(img, nobjs);
 		if (r == 0)
 			r = set_size(img, size);
-		if (r == 0 && rbdl_objmap_usable(img->om))
+		if (r == 0 && rbdl_objmap_usable(img->om)) {
 			r = om_resize(img, nobjs);
+			/* As librbd's object map requests: a map that cannot
+			 * follow is flagged invalid (a rebuild repairs it) and
+			 * the resize stands; the error is returned only if
+			 * the map already was invalid. */
+			if (r < 0 && rbdl_objmap_trusted(img->om)) {
+				rbdl_log("image %s: object map resize failed "
+					 "(%d)", img->name, r);
+				rbdl_objmap_invalidate(img, "was not resized");
+				r = 0;
+			}
+		}
 	} else {
 		r = rbdl_objmap_usable(img->om) ? om_resize(img, nobjs) : 0;
 		if (r == 0)

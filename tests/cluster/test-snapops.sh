@@ -19,6 +19,12 @@
 # Image kinds: plain (layering), striped (1 MiB objects, 64 KiB stripe
 # unit, 4 stripes), separate data pool, Pacific default features
 # (exclusive-lock, object-map, fast-diff, deep-flatten).
+# Shrinks across object-set boundaries (issue 16): the reported case (4 MiB
+# objects, 64 KiB x 4, the old end inside an object set) and a sweep on
+# small-object striped layouts (stripe count 1, 3, 4, 8; stripe unit below
+# and equal to the object size; with and without object map; a snapshot;
+# a striped clone with a snapshot): ends inside a set, at a set boundary,
+# one byte before and after one, across several sets, after a grow.
 # Finally, on a default-feature image, librbd writes continuously (it holds
 # the exclusive lock) while librbdlite creates snapshots and resizes: both
 # succeed, all data verifies through librbd, and the writer's open image
@@ -52,7 +58,8 @@ cleanup() {
     [[ -n $BG ]] && kill "$BG" 2>/dev/null
     for i in "${IMAGES[@]}"; do
         rbd snap purge --no-progress "$POOL/$i" >/dev/null 2>&1
-        rbd snap ls "$POOL/$i" 2>/dev/null | awk 'NR > 1 && $4 == "yes" {print $2}' |
+        rbd snap ls --format json "$POOL/$i" 2>/dev/null |
+            "$PY" -c 'import json,sys; [print(s["name"]) for s in json.load(sys.stdin) if s["protected"] == "true"]' 2>/dev/null |
             while read -r s; do rbd snap unprotect "$POOL/$i@$s" >/dev/null 2>&1; done
         rbd snap purge --no-progress "$POOL/$i" >/dev/null 2>&1
         rbd rm --no-progress "$POOL/$i" >/dev/null 2>&1
@@ -355,7 +362,7 @@ one_kind() {
 }
 
 # RBDLITE_SNAPOPS_KINDS="plain default ..." runs a subset (default: all).
-KINDS=" ${RBDLITE_SNAPOPS_KINDS-plain striped datapool default default-striped contend} "
+KINDS=" ${RBDLITE_SNAPOPS_KINDS-plain striped datapool default default-striped shrink16 shrink-sweep shrink-clone contend} "
 want() { [[ $KINDS == *" $1 "* ]]; }
 
 want plain && one_kind plain "$POOL" no --image-feature layering
@@ -366,6 +373,117 @@ want default && one_kind default "$POOL" yes --image-feature layering,exclusive-
 want default-striped && one_kind default-striped "$POOL" yes \
     --image-feature layering,striping,exclusive-lock,object-map,fast-diff,deep-flatten \
     --object-size 1M --stripe-unit 64K --stripe-count 4
+
+# ---- shrinks across object-set boundaries (issue 16)
+# librbd's trim removes every object wholly past the new end: the whole
+# object sets past it and, in the last set still in use, each object whose
+# part of [new size, old end) starts at object offset 0, however short that
+# part is (the old end may lie inside the set); only objects that keep data
+# below the new end are truncated or zeroed.  Then the header takes the new
+# size and the object map shrinks (cls object_map_resize refuses, -ESTALE,
+# while an object it drops is not NONEXISTENT).
+OMFEAT=layering,striping,exclusive-lock,object-map,fast-diff
+
+# The reported case: 4 MiB objects, 64 KiB x 4, the old end 109 stripe
+# units into object set 3, one byte in object 14, which lies wholly past
+# the new end with a 27-unit part of the cut.
+shrink16() {
+    local kind=shrink16 l r
+    create_pair "$kind" --size 57475072B --image-feature "$OMFEAT" \
+        --stripe-unit 64K --stripe-count 4 || { bad "$kind: create"; return; }
+    l=snapops-$kind-$$-l r=snapops-$kind-$$-r
+    if run_both "$l" "$r" write $(((48 << 20) + (130 << 10))) 1 1 \
+        resize 50458624 size 50458624 check 48M 126976 0 &&
+        compare_twins "$kind" "$l" "$r" "$POOL" yes; then
+        ok "$kind: striped object-map image shrunk with the old end inside an object set"
+    else
+        bad "$kind: striped object-map image shrunk with the old end inside an object set"
+    fi
+}
+
+# sweep_step KIND L R OM WHAT CMD...: one chunk of a sweep on both twins,
+# then the twins compared.
+sweep_step() {
+    local kind=$1 l=$2 r=$3 om=$4 what=$5
+    shift 5
+    if run_both "$l" "$r" "$@" && compare_twins "$kind" "$l" "$r" "$POOL" "$om"; then
+        ok "$kind: $what"
+    else
+        bad "$kind: $what"
+    fi
+}
+
+# shrink_sweep KIND OBJMAP OBJECT_SIZE STRIPE_UNIT STRIPE_COUNT FEATURES
+#              [SNAPSHOT]
+# With p the object-set size and u the stripe unit: from 3 units before
+# the end of set 3 down to 3p + 2u (a unit boundary inside the set), 3p +
+# u + 100, 3p (a set boundary), 3p - 1, 2p + 1; grown to 4p + u/2 (data
+# written there) and shrunk across three sets to p + 3u + 7; to u - 1;
+# grown to 2p - 2u + 3 (rewritten) and shrunk to p + u, then p.  SNAPSHOT
+# "snap" takes a snapshot after the first write.
+shrink_sweep() {
+    local kind=$1 om=$2 o=$3 u=$4 c=$5 feat=$6 snap=${7:-} l r p s0 g1 g2 sc=()
+    p=$((o * c))
+    s0=$((4 * p - 3 * u + 5))
+    g1=$((4 * p + u / 2))
+    g2=$((2 * p - 2 * u + 3))
+    [[ $snap == snap ]] && sc=(snapc a)
+    create_pair "$kind" --size "${s0}B" --image-feature "$feat" --object-size "$o" \
+        --stripe-unit "$u" --stripe-count "$c" || { bad "$kind: create"; return; }
+    l=snapops-$kind-$$-l r=snapops-$kind-$$-r
+    sweep_step "$kind" "$l" "$r" "$om" "shrinks inside and to the end of an object set" \
+        write 0 "$s0" 65 "${sc[@]}" resize $((3 * p + 2 * u)) \
+        resize $((3 * p + u + 100)) size $((3 * p + u + 100)) \
+        resize $((3 * p)) resize $((3 * p - 1)) check 0 $((3 * p - 1)) 65
+    sweep_step "$kind" "$l" "$r" "$om" "shrinks one byte past a set boundary and across sets" \
+        resize $((2 * p + 1)) check 0 $((2 * p + 1)) 65 resize "$g1" \
+        check $((2 * p + 1)) $((g1 - 2 * p - 1)) 0 \
+        write $((2 * p + 1)) $((g1 - 2 * p - 1)) 66 \
+        resize $((p + 3 * u + 7)) size $((p + 3 * u + 7)) check 0 $((p + 3 * u + 7)) 65
+    sweep_step "$kind" "$l" "$r" "$om" "grow, then shrinks inside the first sets" \
+        resize $((u - 1)) resize "$g2" check $((u - 1)) $((g2 - u + 1)) 0 \
+        write 0 "$g2" 67 resize $((p + u)) check 0 $((p + u)) 67 resize "$p" \
+        size "$p"
+}
+
+# A clone with a snapshot: objects wholly past the new end that still
+# show parent data are copied up (the snapshot keeps it) before they go.
+shrink_clone() {
+    local kind=shrink-clone o=65536 u=16384 c=4 p s0 base par l r
+    p=$((o * c))
+    s0=$((4 * p - 3 * u + 5))
+    base=snapops-$kind-$$
+    par=$base-p l=$base-l r=$base-r
+    rbd create --no-progress --size "${s0}B" --image-feature "$OMFEAT" \
+        --object-size "$o" --stripe-unit "$u" --stripe-count "$c" \
+        "$POOL/$par" || { bad "$kind: create"; return; }
+    # Children first: the parent's snapshot can go only after them.
+    IMAGES=("$l" "$r" "${IMAGES[@]}" "$par")
+    if ! timeout "$TMO" "$PY" "$TMP/snapop.py" "$POOL" "$par" write 0 "$s0" 81 ||
+        ! rbd snap create --no-progress "$POOL/$par@base" ||
+        ! rbd snap protect "$POOL/$par@base" ||
+        ! rbd clone --image-feature "$OMFEAT" "$POOL/$par@base" "$POOL/$l" ||
+        ! rbd clone --image-feature "$OMFEAT" "$POOL/$par@base" "$POOL/$r"; then
+        bad "$kind: create"
+        return
+    fi
+    sweep_step "$kind" "$l" "$r" yes "striped clone with a snapshot shrunk inside and across object sets" \
+        snapc s0 write $((2 * p - 5)) 100 82 resize $((3 * p + 2 * u)) \
+        resize $((3 * p + u + 100)) check $((2 * p + 95)) 10 81 \
+        resize $((2 * p + 1)) check 0 5 81 check $((2 * p - 5)) 6 82 \
+        resize $((u - 1)) resize $((2 * p)) \
+        check $((u - 1)) $((2 * p - u + 1)) 0
+}
+
+want shrink16 && shrink16
+if want shrink-sweep; then
+    shrink_sweep sweep-64k-su16k-sc4 yes 65536 16384 4 "$OMFEAT"
+    shrink_sweep sweep-128k-su32k-sc3 yes 131072 32768 3 "$OMFEAT" snap
+    shrink_sweep sweep-64k-su64k-sc8 yes 65536 65536 8 "$OMFEAT"
+    shrink_sweep sweep-64k-su8k-sc1 yes 65536 8192 1 "$OMFEAT"
+    shrink_sweep sweep-nomap-128k-su32k-sc3 no 131072 32768 3 layering,striping
+fi
+want shrink-clone && shrink_clone
 
 # librbd holds the lock and keeps writing while librbdlite snapshots and
 # resizes the image.
