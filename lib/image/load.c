@@ -115,29 +115,39 @@ static int lookup_id(struct rbdl_image *img, const char *name, const char *id)
 }
 
 /* Find a user snapshot by name: its id and size. */
-int rbdl_image_find_snap(struct rbdl_image *img, const char *snap_name,
-			 uint64_t *snap_id, uint64_t *size)
+int rbdl_find_user_snap(rados_ioctx_t io, const char *oid, const uint64_t *ids,
+			uint32_t n, const char *name, struct rbdl_snap_info *out)
 {
-	for (uint32_t i = 0; i < img->nsnaps; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		struct rbdl_snap_info si;
-		int r = rbdl_read_snapshot_info(img->md_io, img->header_oid,
-						img->snaps[i], &si);
+		int r = rbdl_read_snapshot_info(io, oid, ids[i], &si);
 
 		if (r == -ENOENT)
 			continue;	/* removed meanwhile */
 		if (r < 0)
 			return r;
-		bool match = si.ns_type == 0 && strcmp(si.name, snap_name) == 0;
-
-		if (match) {
-			*snap_id = si.id;
-			*size = si.image_size;
+		if (si.ns_type == 0 && strcmp(si.name, name) == 0) {
+			*out = si;
+			return 0;
 		}
 		rbdl_snap_info_free(&si);
-		if (match)
-			return 0;
 	}
 	return -ENOENT;
+}
+
+int rbdl_image_find_snap(struct rbdl_image *img, const char *snap_name,
+			 uint64_t *snap_id, uint64_t *size)
+{
+	struct rbdl_snap_info si;
+	int r = rbdl_find_user_snap(img->md_io, img->header_oid, img->snaps,
+				    img->nsnaps, snap_name, &si);
+
+	if (r == 0) {
+		*snap_id = si.id;
+		*size = si.image_size;
+		rbdl_snap_info_free(&si);
+	}
+	return r;
 }
 
 /* Why writes must be refused for these features (0 if they are fine). */

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proto/cls_rbd.h"
 #include "state.h"
 
 /* Incompatible features a reader understands.  dirty-cache: librbd 16.2
@@ -41,6 +42,10 @@ int rbdl_image_load(struct rbdl_image *img, rados_ioctx_t io,
 /* Free what rbdl_image_alloc and rbdl_image_load set up. */
 void rbdl_image_free(struct rbdl_image *img);
 
+/* The user snapshot called name among snapshot ids[0..n) of header oid
+ * (free *out with rbdl_snap_info_free).  -ENOENT if there is none. */
+int rbdl_find_user_snap(rados_ioctx_t io, const char *oid, const uint64_t *ids,
+			uint32_t n, const char *name, struct rbdl_snap_info *out);
 /* Find a user snapshot by name: its id and size (refresh_lock held once
  * the image is shared).  -ENOENT if there is none. */
 int rbdl_image_find_snap(struct rbdl_image *img, const char *snap_name,

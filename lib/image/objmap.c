@@ -520,3 +520,54 @@ int rbdl_objmap_read(rados_ioctx_t io, const char *image_id, uint64_t snap,
 	rados_buffer_free(buf);
 	return r;
 }
+
+/* ---- synchronous updates (maintenance) ------------------------------------ */
+
+int rbdl_objmap_write(struct rbdl_image *img, const char *oid, bool head,
+		      const char *method, const void *in, size_t inlen)
+{
+	rados_write_op_t op = rados_create_write_op();
+	uint8_t ain[64];
+	int prv = 0, r;
+
+	if (!op)
+		return -ENOMEM;
+	if (head) {
+		long n = rbdl_encode_lock_assert(ain, sizeof(ain), "rbd_lock",
+						 RBDL_LOCK_EXCLUSIVE, "", "");
+
+		rados_write_op_exec(op, "lock", "assert_locked",
+				    (const char *)ain, (size_t)n, NULL);
+	}
+	rados_write_op_exec(op, "rbd", method, in, inlen, &prv);
+	r = rados_write_op_operate(op, img->md_io, oid, NULL, 0);
+	rados_release_write_op(op);
+	if (r >= 0 && prv < 0)
+		r = prv;
+	return r < 0 ? r : 0;
+}
+
+int rbdl_objmap_update_sync(struct rbdl_image *img, uint64_t start,
+			    uint64_t end, uint8_t state, uint8_t cur)
+{
+	uint8_t in[32];
+	long n = rbdl_encode_object_map_update(in, sizeof(in), start, end,
+					       state, cur != RBDL_OM_ANY_STATE, cur);
+
+	if (n < 0)
+		return (int)n;
+	return rbdl_objmap_write(img, img->om->oid, true, "object_map_update", in,
+			(size_t)n);
+}
+
+int rbdl_objmap_resize_sync(struct rbdl_image *img, uint64_t nobjs)
+{
+	uint8_t in[16];
+	struct rbdl_enc e;
+
+	rbdl_enc_init(&e, in, sizeof(in));
+	rbdl_enc_u64(&e, nobjs);
+	rbdl_enc_u8(&e, RBDL_OBJ_NONEXISTENT);
+	return rbdl_objmap_write(img, img->om->oid, true, "object_map_resize", in,
+			e.len);
+}

@@ -152,4 +152,21 @@ int rbdl_objmap_mark_in_snaps(struct rbdl_image *img, uint64_t objno,
 int rbdl_objmap_read(rados_ioctx_t io, const char *image_id, uint64_t snap,
 		     uint8_t **bits, uint64_t *n);
 
+/*
+ * Synchronous writes for maintenance, which holds the lock with writes
+ * drained: rbdl_objmap_write runs cls "rbd" method on map object oid
+ * (head: HEAD's, guarded by the map lock, lock.assert_locked as librbd
+ * does); update_sync sets [start, end) to state (only where it is cur,
+ * unless cur is RBDL_OM_ANY_STATE); resize_sync resizes HEAD's map to
+ * nobjs (new objects NONEXISTENT).  They change the stored map only:
+ * maintenance reloads the in-memory copy when it ends.  0 or a negative
+ * errno.
+ */
+#define RBDL_OM_ANY_STATE 0xff
+int rbdl_objmap_write(struct rbdl_image *img, const char *oid, bool head,
+		      const char *method, const void *in, size_t inlen);
+int rbdl_objmap_update_sync(struct rbdl_image *img, uint64_t start,
+			    uint64_t end, uint8_t state, uint8_t cur);
+int rbdl_objmap_resize_sync(struct rbdl_image *img, uint64_t nobjs);
+
 #endif /* RBDL_OBJMAP_H */

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include "ops/window.h"
 #include "image/objmap.h"
 #include "pool.h"
 
@@ -259,8 +260,7 @@ static int trim_data(struct rm_image *m, uint64_t window)
 {
 	uint64_t nobjs = rbdl_layout_num_objects(&m->layout, m->size);
 	uint8_t *bits = NULL;
-	rados_completion_t *comps;
-	int r = 0;
+	struct rbdl_win w;
 
 	if ((m->features & RBD_FEATURE_OBJECT_MAP) &&
 	    !(m->flags & RBD_FLAG_OBJECT_MAP_INVALID)) {
@@ -272,52 +272,25 @@ static int trim_data(struct rm_image *m, uint64_t window)
 			bits = NULL;
 		}
 	}
-	if (window < 1)
-		window = 1;
-	if (window > 256)
-		window = 256;
-	comps = calloc(window, sizeof(*comps));
-	if (!comps) {
-		free(bits);
-		return -ENOMEM;
-	}
-	for (uint64_t o = 0; o < nobjs && r == 0;) {
-		uint64_t k = 0;
+	rbdl_win_init(&w, (int)(window > RBDL_WIN_MAX ? RBDL_WIN_MAX : window));
+	/* Stop sending at the first error (ops in flight are reaped). */
+	for (uint64_t o = 0; o < nobjs && w.err == 0; o++) {
+		char oid[RBDL_OID_MAX];
+		rados_write_op_t op;
 
-		for (; k < window && o < nobjs; o++) {
-			char oid[RBDL_OID_MAX];
-			int e;
-
-			if (bits && rbdl_om_state(bits, o) ==
-					    RBDL_OBJ_NONEXISTENT)
-				continue;
-			rbdl_oid_data(oid, sizeof(oid), m->prefix, o);
-			e = rados_aio_create_completion2(NULL, NULL, &comps[k]);
-			if (e < 0) {
-				r = e;
-				break;
-			}
-			e = rados_aio_remove(m->dio, oid, comps[k]);
-			if (e < 0) {
-				rados_aio_release(comps[k]);
-				r = e;
-				break;
-			}
-			k++;
+		if (bits && rbdl_om_state(bits, o) == RBDL_OBJ_NONEXISTENT)
+			continue;
+		op = rados_create_write_op();
+		if (!op) {
+			rbdl_win_fail(&w, -ENOMEM);
+			break;
 		}
-		for (uint64_t i = 0; i < k; i++) {
-			int e;
-
-			rados_aio_wait_for_complete(comps[i]);
-			e = rados_aio_get_return_value(comps[i]);
-			rados_aio_release(comps[i]);
-			if (e < 0 && e != -ENOENT && r == 0)
-				r = e;
-		}
+		rbdl_oid_data(oid, sizeof(oid), m->prefix, o);
+		rados_write_op_remove(op);
+		rbdl_win_submit(&w, m->dio, oid, op);
 	}
-	free(comps);
 	free(bits);
-	return r;
+	return rbdl_win_drain(&w);
 }
 
 /* Remove an image whose id is known; in_dir: it has a directory entry. */

@@ -360,3 +360,24 @@ int rbdl_ioctx_clone(rados_ioctx_t io, rados_ioctx_t *out, char **ns)
 		free(n);
 	return r;
 }
+
+int rbdl_read_object(rados_ioctx_t io, const char *oid, char **buf,
+		     size_t *len)
+{
+	uint64_t size;
+	time_t mtime;
+	int r = rados_stat(io, oid, &size, &mtime);
+
+	if (r < 0)
+		return r;
+	*buf = malloc(size ? size : 1);
+	if (!*buf)
+		return -ENOMEM;
+	r = size ? rados_read(io, oid, *buf, size, 0) : 0;
+	if (r < 0) {
+		free(*buf);
+		return r;
+	}
+	*len = (size_t)r;
+	return 0;
+}

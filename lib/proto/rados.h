@@ -105,6 +105,9 @@ int rbdl_lockobj_break(rados_ioctx_t io, const char *oid,
 /* Break every locker (best effort, errors ignored). */
 void rbdl_lockobj_break_all(rados_ioctx_t io, const char *oid);
 
+/* The whole object: *buf malloc'ed (free), *len bytes. */
+int rbdl_read_object(rados_ioctx_t io, const char *oid, char **buf,
+		     size_t *len);
 /* Remove an object; -ENOENT counts as success. */
 int rbdl_remove_if_exists(rados_ioctx_t io, const char *oid);
 
