@@ -58,6 +58,9 @@ static int open_common(rados_ioctx_t io, const char *name, const char *id,
 
 	if (!io || !image || (!name && !id))
 		return -EINVAL;
+	/* librbd: an empty snapshot name is HEAD, as NULL is. */
+	if (snap_name && !snap_name[0])
+		snap_name = NULL;
 	r = rbdl_image_open(io, name, id, snap_name, ro, &h);
 	if (r < 0)
 		return r;
@@ -474,7 +477,9 @@ RBDL_API int rbd_snap_rollback(rbd_image_t image, const char *snapname)
 RBDL_API int rbd_snap_set(rbd_image_t image, const char *snapname)
 {
 	GET_IMAGE(img, image);
-	return rbdl_maint_snap_set(img, snapname);
+	/* librbd: NULL and "" both mean HEAD. */
+	return rbdl_maint_snap_set(img, snapname && snapname[0] ? snapname
+							       : NULL);
 }
 
 /* ---- not implemented yet ------------------------------------------------------ */

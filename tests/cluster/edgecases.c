@@ -602,6 +602,24 @@ static void cases_info(void)
 	line("rbd_open_read_only missing snapshot", "ret=%s", v(r));
 	if (r == 0)
 		rbd_close(x);
+	/* An empty snapshot name is HEAD (tgt's bs_rbd opens with ""). */
+	r = rbd_open(io, image_name, &x, "");
+	line("rbd_open snapshot \"\"", "ret=%s", v(r));
+	if (r == 0) {
+		char b[1];
+
+		line("rbd_open \"\" read @0", "%s head_%s", rb(x, 0, 4096),
+		     rb(img, 0, 4096));
+		line("rbd_open \"\" zero-length write", "ret=%s",
+		     v(rbd_write(x, 0, 0, b)));
+		rbd_close(x);
+	}
+	r = rbd_open_read_only(io, image_name, &x, "");
+	line("rbd_open_read_only snapshot \"\"", "ret=%s", v(r));
+	if (r == 0) {
+		line("rbd_open_read_only \"\" read @0", "%s", rb(x, 0, 4096));
+		rbd_close(x);
+	}
 }
 
 static void cases_zero_length(void)
@@ -1685,6 +1703,23 @@ static void cases_snapshot(void)
 	}
 	write_cases("snapshot", h);
 	SYNC("snapshot rbd_close", rbd_close(h));
+
+	/* rbd_snap_set: "" (like NULL) goes back to HEAD. */
+	r = rbd_open(io, image_name, &h, NULL);
+	line("rbd_open for snap_set \"\"", "ret=%s", v(r));
+	if (r == 0) {
+		char b[1];
+
+		line("rbd_snap_set s1", "ret=%s", v(rbd_snap_set(h, "s1")));
+		line("at s1 zero-length write", "ret=%s",
+		     v(rbd_write(h, 0, 0, b)));
+		line("rbd_snap_set \"\"", "ret=%s", v(rbd_snap_set(h, "")));
+		line("back at head zero-length write", "ret=%s",
+		     v(rbd_write(h, 0, 0, b)));
+		line("back at head read @0", "%s head_%s", rb(h, 0, 4096),
+		     rb(img, 0, 4096));
+		SYNC("snap_set \"\" rbd_close", rbd_close(h));
+	}
 
 	r = rbd_open_read_only(io, image_name, &h, "s1");
 	line("rbd_open_read_only snapshot s1", "ret=%s", v(r));
