@@ -158,7 +158,11 @@ static rados_write_op_t obj_wop(struct rbdl_objreq *o)
 		uint64_t len;
 		const char *data = rbdl_fetch_data(o->cu, &len);
 
+		/* The op copies the data: the fetch can go now, before the
+		 * op is sent (after that, o may complete on another thread
+		 * and must not be touched). */
 		rados_write_op_exec(o->wop, "rbd", "copyup", data, len, NULL);
+		obj_drop_copyup(o);
 	} else if (o->kind == RBDL_KIND_GUARDED) {
 		rados_write_op_assert_exists(o->wop);
 	}
@@ -193,6 +197,8 @@ static int send_discard(struct rbdl_req *req, struct rbdl_objreq *o)
 {
 	uint64_t objsz = req->img->layout.object_size;
 
+	bool copyup = o->cu != NULL;	/* obj_wop consumes it */
+
 	if (o->kind == RBDL_KIND_REMOVE)
 		return rados_aio_remove(req->io, o->oid, o->rc);
 	if (!obj_wop(o))
@@ -207,7 +213,7 @@ static int send_discard(struct rbdl_req *req, struct rbdl_objreq *o)
 	}
 	/* Never create an object just to zero it (a clone's object is
 	 * guarded or copied up already). */
-	if (o->kind != RBDL_KIND_GUARDED && !o->cu)
+	if (o->kind != RBDL_KIND_GUARDED && !copyup)
 		rados_write_op_assert_exists(o->wop);
 	if (o->obj_off + o->len == objsz)
 		rados_write_op_truncate(o->wop, o->obj_off);
@@ -290,7 +296,11 @@ static int send_obj(struct rbdl_req *req, struct rbdl_objreq *o)
 	}
 }
 
-/* DATA: issue the object's data op (a copy-up prepended, if fetched). */
+/*
+ * DATA: issue the object's data op (a copy-up prepended, if fetched).
+ * Once the op is sent, its completion may advance o on another thread at
+ * any moment: nothing here touches o after a successful send.
+ */
 static int obj_send(struct rbdl_objreq *o)
 {
 	int r = rados_aio_create_completion2(o, obj_rados_done, &o->rc);
@@ -300,8 +310,6 @@ static int obj_send(struct rbdl_objreq *o)
 		if (r < 0)
 			rados_aio_release(o->rc);
 	}
-	/* The op copied the copy-up data when it was built. */
-	obj_drop_copyup(o);
 	return r;
 }
 
@@ -324,13 +332,13 @@ static int obj_send_copyup(struct rbdl_objreq *o)
 		return -ENOMEM;
 	}
 	rados_write_op_exec(o->wop, "rbd", "copyup", data, len, NULL);
+	obj_drop_copyup(o);	/* the op holds its own copy of the data */
 	/* rd_io carries no snapshot context (a HEAD view: writes only
-	 * happen there). */
+	 * happen there).  Nothing touches o once the op is sent. */
 	r = rados_aio_write_op_operate(o->wop, deep ? req->img->rd_io : req->io,
 				       o->rc, o->oid, NULL, 0);
 	if (r < 0)
 		rados_aio_release(o->rc);
-	obj_drop_copyup(o);	/* the op holds its own copy of the data */
 	return r;
 }
 
@@ -549,7 +557,7 @@ static int obj_step(struct rbdl_objreq *o, int *r, bool in_submit)
 	case RBDL_ST_DONE:
 		return STEP_DONE;
 	case RBDL_ST_MAP_PRE:
-		return STEP_WAIT;	/* obj_gate started it */
+		return STEP_WAIT;	/* never reached: obj_gate starts it */
 	case RBDL_ST_DATA:
 		*r = obj_send(o);
 		return *r < 0 ? *r : STEP_WAIT;
@@ -611,6 +619,11 @@ void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit)
 		switch (o->state) {
 		case RBDL_ST_START:
 			next = obj_gate(o);
+			/* The gate started a map transition and set MAP_PRE
+			 * itself: its completion may already be advancing o
+			 * on another thread. */
+			if (next == RBDL_ST_MAP_PRE)
+				return;
 			break;
 		case RBDL_ST_MAP_PRE:
 			/* Re-check: the map moved on. */
