@@ -544,8 +544,7 @@ RBDL_API int rbd_is_exclusive_lock_owner(rbd_image_t image, int *is_owner)
 	GET_IMAGE(img, image);
 	if (!is_owner)
 		return -EINVAL;
-	*is_owner = rbdl_lock_is_owner(img);
-	return 0;
+	return rbdl_lock_check_owner(img, is_owner);
 }
 
 RBDL_API int rbd_lock_acquire(rbd_image_t image, rbd_lock_mode_t lock_mode)

@@ -595,6 +595,36 @@ bool rbdl_lock_is_owner(struct rbdl_image *img)
 	return st == RBDL_LOCK_OWNER || st == RBDL_LOCK_MAINT;
 }
 
+int rbdl_lock_check_owner(struct rbdl_image *img, int *is_owner)
+{
+	char cookie[RBDL_LOCK_COOKIE_MAX], *out = NULL;
+	size_t outlen = 0;
+	uint8_t in[256];
+	long n;
+	int r;
+
+	*is_owner = 0;
+	if (!rbdl_lock_is_owner(img))
+		return 0;
+	rbdl_lock_cookie(img, cookie, sizeof(cookie));
+	n = rbdl_encode_lock_assert(in, sizeof(in), LOCK_NAME,
+				    RBDL_LOCK_EXCLUSIVE, cookie, LOCK_TAG);
+	if (n < 0)
+		return (int)n;
+	/* librbd (is_exclusive_lock_owner) pings the OSD: a peer may have
+	 * broken our lock and blocklisted us (-ESHUTDOWN then). */
+	r = rbdl_cls_read(img->md_io, img->header_oid, "lock", "assert_locked",
+			  in, (size_t)n, &out, &outlen);
+	if (r == 0 && out)
+		rados_buffer_free(out);
+	if (r == -EBUSY || r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	*is_owner = 1;
+	return 0;
+}
+
 int rbdl_lock_maint_begin(struct rbdl_image *img)
 {
 	struct rbdl_lock *lk = img->lk;

@@ -113,6 +113,10 @@ void rbdl_lock_write_end(struct rbdl_image *img);
 int rbdl_lock_acquire_user(struct rbdl_image *img);
 int rbdl_lock_release_user(struct rbdl_image *img);
 bool rbdl_lock_is_owner(struct rbdl_image *img);
+/* rbd_is_exclusive_lock_owner: *is_owner as our state says, confirmed
+ * with the OSD (lock.assert_locked) as librbd does.  0, or the OSD's
+ * error: -ESHUTDOWN when this client was blocklisted. */
+int rbdl_lock_check_owner(struct rbdl_image *img, int *is_owner);
 
 /*
  * rbd_lock_get_owners / rbd_lock_break: the owner is the locker's address

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rbd/librbd.h>
 #include "rbdlite.h"
@@ -359,6 +360,53 @@ START_TEST(test_feature_gate)
 }
 END_TEST
 
+/*
+ * rbd_is_exclusive_lock_owner asks the OSD, as librbd does: once another
+ * client broke our lock and blocklisted us, it answers -ESHUTDOWN (never
+ * "owner"), and our writes fail instead of landing.
+ */
+START_TEST(test_owner_after_blocklist)
+{
+	const char *name = th_name("blocklisted");
+	struct th t2;
+	rbd_image_t img;
+	char data[4096];
+	size_t nowners = 1;
+	char *owners[1] = { NULL };
+	rbd_lock_mode_t mode;
+	int is_owner = -1;
+
+	th_create(&t, name, 8 << 20, NULL);
+	th_connect(&t2);	/* the client that gets blocklisted */
+	ck_assert_int_eq(rbd_open(t2.io, name, &img, NULL), 0);
+	th_fill(data, sizeof(data), 9);
+	ck_assert_int_eq(rbd_write(img, 0, sizeof(data), data), sizeof(data));
+	ck_assert_int_eq(rbd_is_exclusive_lock_owner(img, &is_owner), 0);
+	ck_assert_int_eq(is_owner, 1);
+	ck_assert_int_eq(rbd_lock_get_owners(img, &mode, owners, &nowners), 0);
+	ck_assert_uint_eq(nowners, 1);
+	ck_assert_int_eq(th_sh("ceph osd blocklist add %s >/dev/null 2>&1",
+			       owners[0]), 0);
+	/* The OSD map with the entry reaches the OSD within a moment. */
+	int r = 0;
+
+	for (int i = 0; i < 100; i++) {
+		is_owner = -1;
+		r = rbd_is_exclusive_lock_owner(img, &is_owner);
+		if (r != 0)
+			break;
+		usleep(100 * 1000);
+	}
+	ck_assert_int_eq(r, -ESHUTDOWN);
+	ck_assert_int_eq(is_owner, 0);
+	ck_assert_int_lt(rbd_write(img, 0, sizeof(data), data), 0);
+	th_sh("ceph osd blocklist rm %s >/dev/null 2>&1", owners[0]);
+	rbd_lock_get_owners_cleanup(owners, nowners);
+	rbd_close(img);
+	th_disconnect(&t2);
+}
+END_TEST
+
 START_TEST(test_format1_refused)
 {
 	const char *name = th_name("fmt1");
@@ -405,6 +453,7 @@ int main(void)
 	tcase_add_test(tc, test_open_by_id_and_snapshot);
 	tcase_add_test(tc, test_namespace);
 	tcase_add_test(tc, test_feature_gate);
+	tcase_add_test(tc, test_owner_after_blocklist);
 	tcase_add_test(tc, test_format1_refused);
 	tcase_add_test(tc, test_closed_and_bogus_handles);
 	suite_add_tcase(s, tc);
