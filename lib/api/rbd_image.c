@@ -342,8 +342,10 @@ RBDL_API void rbd_snap_spec_cleanup(rbd_snap_spec_t *snap)
 
 /* ---- snapshots ------------------------------------------------------------- */
 
-/* Fetch every user snapshot (id, size, name) of the image's HEAD. */
-static int list_snaps(struct rbdl_image *img, rbd_snap_info_t **out, int *n)
+/* Fetch the snapshots (id, size, name) of the image, oldest first: every
+ * namespace, or user snapshots only. */
+static int list_snaps(struct rbdl_image *img, bool user_only,
+		      rbd_snap_info_t **out, int *n)
 {
 	uint64_t seq, *ids = NULL;
 	uint32_t nids = 0;
@@ -371,7 +373,10 @@ static int list_snaps(struct rbdl_image *img, rbd_snap_info_t **out, int *n)
 		}
 		if (r < 0)
 			break;
-		if (si.ns_type == 0) {	/* user snapshots only */
+		/* librbd's snap_list lists every namespace (group, trash,
+		 * mirror: their namespace is asked separately); snap_exists
+		 * looks at user snapshots only. */
+		if (!user_only || si.ns_type == 0) {
 			v[cnt].id = si.id;
 			v[cnt].size = si.image_size;
 			v[cnt].name = si.name;
@@ -401,7 +406,7 @@ RBDL_API int rbd_snap_list(rbd_image_t image, rbd_snap_info_t *snaps,
 	GET_IMAGE(img, image);
 	if (!max_snaps)
 		return -EINVAL;
-	r = list_snaps(img, &v, &n);
+	r = list_snaps(img, false, &v, &n);
 	if (r < 0)
 		return r;
 	if (*max_snaps < n + 1 || !snaps) {
@@ -435,7 +440,7 @@ RBDL_API int rbd_snap_exists(rbd_image_t image, const char *snapname,
 	GET_IMAGE(img, image);
 	if (!snapname || !exists)
 		return -EINVAL;
-	r = list_snaps(img, &v, &n);
+	r = list_snaps(img, true, &v, &n);
 	if (r < 0)
 		return r;
 	*exists = false;

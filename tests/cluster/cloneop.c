@@ -34,6 +34,7 @@
  *   diff FROM|- OFF LEN|size INCLUDE_PARENT WHOLE
  *                             rbd_diff_iterate2: "off len exists" lines
  *   meta KEY VALUE            rbd_metadata_set
+ *   snaps                     rbd_snap_list and rbd_snap_exists
  *   waitfile PATH SECONDS     print "  waiting PATH" and wait until PATH
  *                             exists (RET -ETIMEDOUT after SECONDS)
  *   expect E                  the next command must return E (a negative
@@ -298,6 +299,30 @@ static int do_waitfile(const char *path, int secs)
 	return 0;
 }
 
+/*
+ * snaps: rbd_snap_list (every namespace, oldest first), one "  name size"
+ * line each -- a group snapshot's name holds the twin's own group id, so
+ * it prints as ".group.*" -- and rbd_snap_exists of each name (user
+ * snapshots only).  Returns the count.
+ */
+static int do_snaps(rbd_image_t im)
+{
+	rbd_snap_info_t v[64];
+	int max = 64, n = rbd_snap_list(im, v, &max);
+
+	for (int i = 0; i < n; i++) {
+		bool exists = false;
+		int e = rbd_snap_exists(im, v[i].name, &exists);
+		bool group = !strncmp(v[i].name, ".group.", 7);
+
+		printf("  %s %" PRIu64 " exists=%d/%d\n",
+		       group ? ".group.*" : v[i].name, v[i].size, e, exists);
+	}
+	if (n >= 0)
+		rbd_snap_list_end(v);
+	return n;
+}
+
 /* Number of arguments of each command. */
 static int nargs(const char *c)
 {
@@ -312,7 +337,7 @@ static int nargs(const char *c)
 		{ "rollback", 1 },
 		{ "resize", 1 },   { "size", 0 },     { "parent", 0 },
 		{ "diff", 5 },	   { "waitfile", 2 }, { "expect", 1 },
-		{ "meta", 2 },
+		{ "meta", 2 },	   { "snaps", 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -396,6 +421,8 @@ static int run(rbd_image_t im, const char *c, char **a)
 	}
 	if (!strcmp(c, "parent"))
 		return do_parent(im);
+	if (!strcmp(c, "snaps"))
+		return do_snaps(im);
 	if (!strcmp(c, "diff")) {
 		uint64_t len = num(a[2]);
 
@@ -471,7 +498,8 @@ int main(int argc, char **argv)
 		}
 		bool multi = !strcmp(c, "readall") || !strcmp(c, "diff") ||
 			     !strcmp(c, "parent") || !strcmp(c, "cmpwrite") ||
-			     !strcmp(c, "size") || !strcmp(c, "waitfile");
+			     !strcmp(c, "size") || !strcmp(c, "waitfile") ||
+			     !strcmp(c, "snaps");
 
 		printf("%s", c);
 		for (int k = 1; k <= n; k++)

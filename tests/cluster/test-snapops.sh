@@ -362,7 +362,7 @@ one_kind() {
 }
 
 # RBDLITE_SNAPOPS_KINDS="plain default ..." runs a subset (default: all).
-KINDS=" ${RBDLITE_SNAPOPS_KINDS-plain striped datapool default default-striped shrink16 shrink-sweep shrink-clone contend} "
+KINDS=" ${RBDLITE_SNAPOPS_KINDS-plain striped datapool default default-striped shrink16 shrink-sweep shrink-clone contend grpsnaps} "
 want() { [[ $KINDS == *" $1 "* ]]; }
 
 want plain && one_kind plain "$POOL" no --image-feature layering
@@ -525,6 +525,44 @@ elif contend; then
     ok "librbd writing (holds the lock) while librbdlite snapshots and resizes"
 else
     bad "librbd writing (holds the lock) while librbdlite snapshots and resizes"
+fi
+
+# rbd_snap_list lists every snapshot namespace, as librbd's does: a group
+# snapshot shows up between the user snapshots, and rbd_snap_exists sees
+# only user snapshots.  Twin images, one read through each library
+# (cloneop "snaps"), outputs compared.
+grpsnaps() {
+    local s base=snapops-grp-$$ rc=0
+    local lite=$BUILDDIR/tests/cluster/cloneop-lite ref=$BUILDDIR/tests/cluster/cloneop-librbd
+    rbdl_need_progs "$lite" "$ref"
+    for s in l r; do
+        IMAGES+=("$base-$s")
+        { rbd create --no-progress --size 8M "$POOL/$base-$s" &&
+            rbd snap create --no-progress "$POOL/$base-$s@u1" &&
+            rbd group create "$POOL/$base-g$s" &&
+            rbd group image add "$POOL/$base-g$s" "$POOL/$base-$s" &&
+            rbd group snap create "$POOL/$base-g$s@gs" &&
+            rbd snap create --no-progress "$POOL/$base-$s@u2"; } >"$TMP/grp.log" 2>&1 ||
+            { echo "    setup failed:"; sed 's/^/    | /' "$TMP/grp.log"; rc=1; }
+    done
+    if ((rc == 0)); then
+        timeout "$TMO" "$ref" "$POOL" "$base-r" snaps >"$TMP/grp.r" 2>&1 &&
+            timeout "$TMO" "$lite" "$POOL" "$base-l" snaps >"$TMP/grp.l" 2>&1 || rc=1
+        grep -q '^  \.group\.\* ' "$TMP/grp.r" || { echo "    librbd lists no group snapshot"; rc=1; }
+        cmp -s "$TMP/grp.r" "$TMP/grp.l" ||
+            { echo "    outputs differ (< librbd, > librbdlite):"; diff "$TMP/grp.r" "$TMP/grp.l" | sed 's/^/    /'; rc=1; }
+    fi
+    for s in l r; do
+        rbd group rm "$POOL/$base-g$s" >/dev/null 2>&1
+    done
+    return "$rc"
+}
+if ! want grpsnaps; then
+    :
+elif grpsnaps; then
+    ok "rbd_snap_list lists group snapshots as librbd does"
+else
+    bad "rbd_snap_list lists group snapshots as librbd does"
 fi
 
 rbdl_summary
