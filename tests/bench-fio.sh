@@ -19,7 +19,9 @@
 #
 # Prints the tables and writes them, with every fio JSON output, fio.json,
 # fio-scaling.tsv and the chart fio-scaling.svg, to bench-results/ (or
-# $RBDLITE_BENCH_OUT).  Environment: RBDLITE_FIO_SWEEPS ("main,images,
+# $RBDLITE_BENCH_OUT); the committed chart is
+# tests/bench/results/fio-scaling.svg (copy the new one there).
+# Environment: RBDLITE_FIO_SWEEPS ("main,images,
 # threads"), RBDLITE_FIO_SHORT (short run, default LONG/3 seconds),
 # RBDLITE_FIO_FEATURES (image features, default rbd's: layering,
 # exclusive-lock, object-map, fast-diff, deep-flatten), RBDLITE_FIO_SET

@@ -18,7 +18,8 @@
 # table (CPU us per I/O and IOPS per backend and point, lite/librbd and
 # lite/rados ratios, the flatness of each backend), and writes it with the
 # per-point JSON and an SVG chart to bench-results/ (or $RBDLITE_BENCH_OUT):
-# scaling.txt, scaling.tsv, scaling.svg, scaling-*.json.
+# scaling.txt, scaling.tsv, scaling.svg, scaling-*.json.  The committed
+# chart is tests/bench/results/scaling.svg (copy the new one there).
 #
 # Environment: RBDLITE_SCALING_RW (randread), RBDLITE_SCALING_QD (32),
 # RBDLITE_SCALING_IMAGES ("1 2 4 8 16"), RBDLITE_SCALING_THREADS ("1 2 4 8").

@@ -9,7 +9,10 @@
 # interleaved in blocks (librbdlite, the real librbd, raw librados on the
 # same objects) for 4 KiB random reads and writes at iodepth 32 and 1.
 # Prints the harness' tables and ratios and writes them, with SVG plots, to
-# bench-results/ (or $RBDLITE_BENCH_OUT).  For machine-readable output run
+# bench-results/ (or $RBDLITE_BENCH_OUT).  The charts committed in
+# tests/bench/results/ are these plots (randread-qd32.svg, randread-qd1.svg,
+# randwrite-qd32.svg, randwrite-qd1.svg): copy them there to refresh them.
+# For machine-readable output run
 # build/lib/tools/rbdlite-bench --output-format=json yourself.
 # RBDLITE_BENCH_ARGS adds rbdlite-bench options to every case, e.g.
 # RBDLITE_BENCH_ARGS=--jemalloc=both runs each backend with glibc malloc

@@ -2,6 +2,8 @@
 # fio-driver.py - unmodified fio (--ioengine=rbd) on the real librbd and on
 # librbdlite (LD_PRELOAD), interleaved, with whole-process CPU accounting.
 # Run by tests/bench-fio.sh, which sets up the cluster and the images.
+# Writes every fio JSON output, fio.json, fio-scaling.tsv and the chart
+# fio-scaling.svg (committed as tests/bench/results/fio-scaling.svg) to DIR.
 #
 #   fio-driver.py --lib=LIBRBDLITE.so --pool=POOL --images=A,B,... --out=DIR
 #                 [--short=S] [--long=S] [--blocks=N] [--sweeps=main,images,threads]

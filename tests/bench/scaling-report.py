@@ -12,7 +12,9 @@
 # integer.  Prints, per sweep, CPU per I/O per backend and point, the ratios
 # of the first backend to the others, and the flatness of each backend:
 # the largest deviation of its CPU per I/O from its value at the first
-# point.  Writes one chart panel per sweep (median, min-max bars).
+# point.  Writes one chart panel per sweep (median, min-max bars); the
+# committed tests/bench/results/scaling.svg and fio-scaling.svg are such
+# charts.
 import sys
 from collections import OrderedDict
 

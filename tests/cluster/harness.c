@@ -22,7 +22,8 @@ void th_connect(struct th *t)
 	if (!conf || !t->pool || !t->data_pool)
 		ck_abort_msg("no test cluster: CEPH_CONF, RBDLITE_TEST_POOL "
 			     "and RBDLITE_TEST_DATA_POOL must be set (run "
-			     "through tests/run-cluster-tests.sh)");
+			     "through make check or "
+			     "tests/cluster/cluster-test.sh)");
 	r = rados_create(&t->cluster, NULL);
 	ck_assert_int_eq(r, 0);
 	r = rados_conf_read_file(t->cluster, conf);

@@ -1,9 +1,9 @@
 /*
  * harness.h - shared helpers for the Check-based cluster tests.
  *
- * Cluster tests run against the throwaway cluster started by
- * tests/run-cluster-tests.sh (CEPH_CONF, RBDLITE_TEST_POOL,
- * RBDLITE_TEST_DATA_POOL).  A test whose cluster is missing FAILS: it never
+ * Cluster tests run against the throwaway cluster that make check
+ * (tests/cluster/cluster-test.sh) starts for them (CEPH_CONF,
+ * RBDLITE_TEST_POOL, RBDLITE_TEST_DATA_POOL).  A test whose cluster is missing FAILS: it never
  * skips.  Images are created with the real rbd CLI, the judge of
  * compatibility, under names unique to the process.
  */

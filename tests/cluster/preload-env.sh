@@ -17,18 +17,17 @@
 # rbdl_qemu_sanrt
 #   For scripts that run qemu through lib/tools/rbdlite-run: sets WRAPPER
 #   (which must be built) and SANRT, what goes into LD_PRELOAD before the
-#   library (the sanitizer runtime and libstdc++, or nothing).
+#   library (the sanitizer runtime and libstdc++, or nothing), and
+#   WRAPPED, the command prefix (an array) that runs a program under the
+#   wrapper with SANRT and SAN_ENV and nothing else preloaded.
 #   san_filter FILE prints FILE without the sanitizer's warnings about
 #   qemu's coroutines.
 #
-# c_rbd ARGS...
-#   The real rbd CLI, never with anything preloaded, within RBDL_CLI_TMO
-#   seconds (default 60).
+# c_rbd (the real rbd CLI), fio's verdicts and the other shared helpers
+# are testlib.sh's.
 
 # shellcheck source=tests/cluster/testlib.sh
 . "$(dirname -- "${BASH_SOURCE[0]}")/testlib.sh"
-
-c_rbd() { timeout -k 5 "${RBDL_CLI_TMO:-60}" env -u LD_PRELOAD rbd --client_mount_timeout 30 "$@"; }
 
 rbdl_preload_env() {
     rbdl_need_cluster
@@ -73,6 +72,8 @@ rbdl_qemu_sanrt() {
         [[ $CXXRT == /* ]] || die "cannot locate libstdc++.so.6 (got '$CXXRT')"
         SANRT="$SANRT $CXXRT"
     fi
+    WRAPPED=(env -u LD_PRELOAD ${SANRT:+LD_PRELOAD="$SANRT"} "${SAN_ENV[@]}"
+        RBDLITE_RUN_LIB="$LIB" "$WRAPPER")
 }
 
 san_filter() {

@@ -9,8 +9,8 @@
 #       handles "shared"), and librbdlite's hot-path allocation counter is 0;
 #   (c) --handles=shared in poll mode is refused.
 #
-# Needs CEPH_CONF and RBDLITE_TEST_POOL (tests/run-cluster-tests.sh or
-# tests/cluster/with-cluster.sh); without them it fails, never skips.
+# Needs CEPH_CONF and RBDLITE_TEST_POOL (make check, or
+# tests/cluster/cluster-test.sh); without them it fails, never skips.
 # The harness and libraries come from $RBDLITE_BUILDDIR (default: two levels
 # above this script).  Prints one line per sub-test and "N passed, M failed".
 set -uo pipefail
@@ -24,13 +24,7 @@ ok() { rbdl_pass "$1"; }
 bad() { rbdl_fail "$1" "$2"; }
 rbdl_need_progs "$BENCH"
 rbdl_workdir bench-test
-IMGS=()
-# shellcheck disable=SC2317  # runs from the EXIT trap
-cleanup() {
-	for i in "${IMGS[@]}"; do rbd rm --no-progress "$POOL/$i" >/dev/null 2>&1; done
-	rbdl_rm_workdir
-}
-rbdl_traps
+rbdl_images_cleanup 0 "$POOL/"
 U=tb$$
 common=(--pool="$POOL" --lite-lib="$B/lib/.libs/librbdlite.so"
 	--malloccount-lib="$B/lib/tools/.libs/librbdlite-malloccount.so"
@@ -45,7 +39,7 @@ for be in lite librbd rados; do
 	names=("$U-$be-0" "$U-$be-1" "$U-$be-2")
 	for n in "${names[@]}"; do
 		if rbd create --size 16M --image-feature layering "$POOL/$n"; then
-			IMGS+=("$n")
+			IMAGES+=("$n")
 		else
 			bad "spread-$be" "rbd create $n failed"
 		fi
@@ -67,7 +61,7 @@ done
 
 # (b) four threads on one shared handle
 n=$U-shared
-rbd create --size 16M --image-feature layering "$POOL/$n" && IMGS+=("$n")
+rbd create --size 16M --image-feature layering "$POOL/$n" && IMAGES+=("$n")
 if "$BENCH" "${common[@]}" --image="$n" --numjobs=4 --iodepth=4 --handles=shared \
 	--mode=handoff --rw=randrw >"$TMP/b.json" 2>"$TMP/b.err"; then
 	if json_check "$TMP/b.json" 'd["job"]["numjobs"] == 4 and d["job"]["handles"] == "shared" and len(d["backends"]) == 3 and all(b["summary"]["ios"] > 0 for b in d["backends"]) and d["backends"][0]["summary"]["lib_hot_path_mallocs_per_io"] == 0'; then

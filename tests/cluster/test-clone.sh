@@ -65,9 +65,7 @@ HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 rbdl_need_cluster
 rbdl_need_cmds rbd rados timeout md5sum
 rbdl_find_python || die "no python3 with the rados and rbd modules"
-BIN=$BUILDDIR/tests/cluster
-REF=$BIN/cloneop-librbd
-LITE=$BIN/cloneop-lite
+rbdl_twins cloneop
 REFERENCE=${RBDLITE_CLONE_REFERENCE:-0}
 ((REFERENCE)) && LITE=$REF
 rbdl_need_progs "$LITE" "$REF"
@@ -82,23 +80,9 @@ IMAGES=() # specs pool[/ns]/name, removed in reverse order
 BG=()
 
 cleanup() {
-    local i s spec deadline=$((SECONDS + 90))
-    for i in "${BG[@]}"; do
-        kill "$i" 2>/dev/null
-    done
-    wait 2>/dev/null
+    rbdl_kill_bg
     [[ -n $MIG ]] && rbd migration abort --no-progress "$MIG" >/dev/null 2>&1
-    for ((i = ${#IMAGES[@]} - 1; i >= 0; i--)); do
-        spec=${IMAGES[i]}
-        rbd snap ls --format json "$spec" 2>/dev/null |
-            "$PY" -c 'import json,sys
-for s in json.load(sys.stdin):
-    if s.get("protected") == "true": print(s["name"])' 2>/dev/null |
-            while read -r s; do
-                rbd snap unprotect "$spec@$s" >/dev/null 2>&1
-            done
-        rbdl_remove_image "$spec" "$deadline"
-    done
+    rbdl_remove_images 90
     ((NS_MADE)) && rbd namespace remove "$POOL/$NS" >/dev/null 2>&1
     rbdl_rm_workdir
 }

@@ -17,7 +17,7 @@
 # librbd.
 #
 # Needs CEPH_CONF, RBDLITE_TEST_POOL and RBDLITE_TEST_DATA_POOL (set by
-# tests/run-cluster-tests.sh or tests/cluster/with-cluster.sh); without them
+# make check, or tests/cluster/cluster-test.sh); without them
 # the test fails, it never skips.  Binaries are taken from
 # $RBDLITE_BUILDDIR/tests/cluster (default: two levels above this script).
 # RBDLITE_COMPAT_SEED and RBDLITE_COMPAT_NOPS change the workload.
@@ -32,25 +32,16 @@ HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/cluster/testlib.sh
 . "$HERE/testlib.sh"
 rbdl_need_cluster
-BIN=$BUILDDIR/tests/cluster
-LITE=$BIN/rbdio-lite
-REF=$BIN/rbdio-librbd
+rbdl_twins rbdio
 DPOOL=$DATA_POOL
 SEED0=${RBDLITE_COMPAT_SEED:-20240611}
 NOPS=${RBDLITE_COMPAT_NOPS:-300}
 SIZE=$((64 << 20))
 TMO=${RBDLITE_COMPAT_TIMEOUT:-600}   # per command, seconds
 
-IMAGES=()
-
-cleanup() {
-    local i deadline=$((SECONDS + 60))
-    for i in "${IMAGES[@]}"; do
-        rbdl_remove_image "$POOL/$i" "$deadline"
-    done
-    rbdl_rm_workdir
-}
-rbdl_traps
+# A program that crashed leaves its watch on the image for ~30 s, during
+# which `rbd rm` refuses; retry for up to a minute in all.
+rbdl_images_cleanup 60 "$POOL/"
 
 rbdl_workdir compat
 LOG=$WORK/log

@@ -18,8 +18,9 @@
 # not throttle.  Scenarios use their own pool (created and deleted here), so pool
 # overrides never leak into other tests.
 #
-# Needs the test cluster's environment (tests/run-cluster-tests.sh sets
-# it) and the cloneop programs.  Exit status 0 when every check passes.
+# Needs the test cluster's environment (make check, or
+# tests/cluster/cluster-test.sh, sets it) and the cloneop programs.  Exit
+# status 0 when every check passes.
 set -uo pipefail
 
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
@@ -29,9 +30,7 @@ HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 rbdl_need_cluster
 rbdl_need_cmds rbd ceph timeout
 rbdl_find_python || die "no python3 with the rados and rbd modules"
-BIN=$BUILDDIR/tests/cluster
-REF=$BIN/cloneop-librbd
-LITE=$BIN/cloneop-lite
+rbdl_twins cloneop
 rbdl_need_progs "$LITE" "$REF"
 TMO=${RBDLITE_CONF_TIMEOUT:-120}
 rbdl_workdir conf
@@ -40,11 +39,7 @@ CP_MADE=0
 BG=()
 
 cleanup() {
-    local i
-    for i in "${BG[@]}"; do
-        kill "$i" 2>/dev/null
-    done
-    wait 2>/dev/null
+    rbdl_kill_bg
     ((CP_MADE)) && ceph osd pool rm "$CP" "$CP" \
         --yes-i-really-really-mean-it >/dev/null 2>&1
     rbdl_rm_workdir

@@ -40,9 +40,7 @@ declare -A ALLOWED=()
 # shellcheck source=tests/cluster/testlib.sh
 . "$HERE/testlib.sh"
 rbdl_need_cluster
-BIN=$BUILDDIR/tests/cluster
-LITE=$BIN/createcases-lite
-REF=$BIN/createcases-librbd
+rbdl_twins createcases
 DPOOL=$DATA_POOL
 TMO=${RBDLITE_CREATE_TIMEOUT:-300}
 TAG=cr$$
@@ -63,12 +61,7 @@ cleanup() {
         kill "$i" 2>/dev/null
         wait "$i" 2>/dev/null
     done
-    for i in "${IMAGES[@]}"; do
-        rbd info "$i" >/dev/null 2>&1 || continue
-        rbd snap purge --no-progress "$i" >/dev/null 2>&1
-        rbd rm --no-progress "$i" >/dev/null 2>&1 ||
-            echo "$PROG: could not remove image $i" >&2
-    done
+    rbdl_remove_images 0
     for i in "${NAMESPACES[@]}"; do
         # images left behind by a failed table run
         rbd ls "$POOL/$i" 2>/dev/null | while read -r n; do
@@ -126,20 +119,8 @@ for ns in "$NSREF" "$NSLITE"; do
     fi
 done
 
-run_table() {
-    local name=$1 out=$2 rc
-    shift 2
-    timeout -k 10 "$TMO" "$@" >"$out" 2>"$out.err"
-    rc=$?
-    if ((rc == 0)); then
-        pass "$name ran to completion"
-    else
-        fail "$name exited with status $rc"
-        tail -n 5 "$out.err" | sed 's/^/    | stderr: /'
-    fi
-}
-run_table createcases-librbd "$WORK/ref.out" "$REF" table "$POOL" "$DPOOL" "$NSREF"
-run_table createcases-lite "$WORK/lite.out" "$LITE" table "$POOL" "$DPOOL" "$NSLITE"
+rbdl_run_prog createcases-librbd "$WORK/ref.out" "$TMO" "$REF" table "$POOL" "$DPOOL" "$NSREF"
+rbdl_run_prog createcases-lite "$WORK/lite.out" "$TMO" "$LITE" table "$POOL" "$DPOOL" "$NSLITE"
 
 declare -A LITE_LINE=() REF_SEEN=()
 while IFS= read -r l; do

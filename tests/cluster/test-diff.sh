@@ -45,22 +45,14 @@ HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/cluster/testlib.sh
 . "$HERE/testlib.sh"
 rbdl_need_cluster
-BIN=$BUILDDIR/tests/cluster
-LITE=$BIN/difftool-lite
-REF=$BIN/difftool-librbd
+rbdl_twins difftool
 TMO=${RBDLITE_DIFF_TIMEOUT:-120}
 IMAGES=()
 BG=()
 
 cleanup() {
-    local i deadline=$((SECONDS + 90))
-    for i in "${BG[@]}"; do
-        kill "$i" 2>/dev/null
-    done
-    wait 2>/dev/null
-    for i in "${IMAGES[@]}"; do
-        rbdl_remove_image "$POOL/$i" "$deadline"
-    done
+    rbdl_kill_bg
+    rbdl_remove_images 90 "$POOL/"
     rbdl_rm_workdir
 }
 rbdl_traps

@@ -42,8 +42,8 @@ HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/cluster/preload-env.sh
 . "$HERE/preload-env.sh"
 rbdl_preload_env fio qemu-img qemu-io rbd python3 timeout nm
-# WRAPPER; SANRT: a sanitizer runtime (preload-env.sh puts it before the
-# library) must still be preloaded first in both modes.
+# WRAPPER, WRAPPED; SANRT: a sanitizer runtime (preload-env.sh puts it
+# before the library) must still be preloaded first in both modes.
 rbdl_qemu_sanrt
 
 DROPIN_DIR=${RBDLITE_DROPIN_DIR:-$BUILDDIR/lib/librbd1/.libs}
@@ -58,23 +58,7 @@ done
 TMO=${RBDLITE_FIO_TIMEOUT:-120}
 MiB=$((1024 * 1024))
 rbdl_workdir dropin
-IMAGES=()
-
-cleanup() {
-    local img
-    trap '' INT TERM HUP
-    for img in "${IMAGES[@]}"; do
-        c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 ||
-            printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
-    done
-    rbdl_rm_workdir
-}
-rbdl_traps
-
-show_log() {
-    [[ -s $1 ]] && tail -n 12 -- "$1" | sed 's/^/    | /'
-    return 0
-}
+rbdl_images_cleanup 0 "$POOL/"
 
 # sub MODE LOG [VAR=VALUE...] -- CMD...: run CMD (in $TMP) with librbdlite
 # substituted (MODE wrapper or libpath), or on the real librbd (MODE
@@ -90,10 +74,7 @@ sub() {
     shift
     local -a pre=(env -u LD_PRELOAD -u LD_LIBRARY_PATH)
     case $mode in
-    wrapper)
-        pre+=(${SANRT:+LD_PRELOAD="$SANRT"} "${SAN_ENV[@]}" "${extra[@]}"
-            RBDLITE_RUN_LIB="$LIB" "$WRAPPER")
-        ;;
+    wrapper) pre+=("${extra[@]}" "${WRAPPED[@]}") ;;
     libpath)
         pre+=(${SANRT:+LD_PRELOAD="$SANRT"} "${SAN_ENV[@]}" "${extra[@]}"
             LD_LIBRARY_PATH="$DROPIN_DIR")
@@ -102,7 +83,7 @@ sub() {
     esac
     (cd -- "$TMP" && exec timeout -k 5 "$TMO" "${pre[@]}" "$@") >"$log" 2>&1
     rc=$?
-    if ((rc == 0)) && grep -Eq 'Sanitizer|runtime error:' "$log"; then
+    if ((rc == 0)) && rbdl_san_report "$log"; then
         echo "sanitizer report" >>"$log"
         rc=1
     fi
@@ -157,26 +138,6 @@ bound_check() {
     pass "$name"
 }
 
-# fio_json_ok FILE: every job has error 0 and moved some bytes.
-fio_json_ok() {
-    python3 - "$1" <<'EOF'
-import json, sys
-try:
-    text = open(sys.argv[1]).read()
-    d = json.loads(text[text.index('{'):])
-except Exception as e:
-    sys.exit("cannot parse fio JSON output: %s" % e)
-jobs = d.get("jobs") or []
-if not jobs:
-    sys.exit("no jobs in fio output")
-for j in jobs:
-    if j.get("error", -1) != 0 or j.get("total_err", 0):
-        sys.exit("job %s: error=%s" % (j.get("jobname"), j.get("error")))
-    if j["read"]["io_bytes"] + j["write"]["io_bytes"] <= 0:
-        sys.exit("job %s moved no data" % j.get("jobname"))
-EOF
-}
-
 FIO_IMPORTS=(rbd_open rbd_close rbd_stat rbd_flush rbd_invalidate_cache
     rbd_set_image_notification rbd_poll_io_events rbd_aio_create_completion
     rbd_aio_read rbd_aio_write rbd_aio_discard rbd_aio_flush
@@ -200,7 +161,7 @@ fio_pair() {
         show_log "$TMP/$name.log"
         return
     fi
-    if why=$(fio_json_ok "$TMP/$name.json"); then
+    if why=$(rbdl_fio_json "$TMP/$name.json" a); then
         pass "$name-verified-write"
     else
         fail "$name-verified-write" "$why"
@@ -209,7 +170,7 @@ fio_pair() {
     bound_check "$name-bound-to-librbdlite" "$mode" "$ld" "file fio" "${FIO_IMPORTS[@]}"
     rm -rf -- "$ld"
     if sub librbd "$TMP/$name-ref.log" -- "${job[@]}" --output="$TMP/$name-ref.json" \
-        --verify_only=1 && why=$(fio_json_ok "$TMP/$name-ref.json"); then
+        --verify_only=1 && why=$(rbdl_fio_json "$TMP/$name-ref.json" a); then
         pass "$name-librbd-verifies"
     else
         fail "$name-librbd-verifies" "${why:-fio on librbd failed}"
@@ -255,11 +216,9 @@ qemu_pair() {
 UNIQ="dropin-$$-$RANDOM"
 for kind in plain default; do
     img=$UNIQ-$kind
-    IMAGES+=("$img")
     opts=()
     [[ $kind == plain ]] && opts=(--image-feature layering)
-    c_rbd create --size 64M "${opts[@]}" "$POOL/$img" >"$TMP/create.log" 2>&1 ||
-        { show_log "$TMP/create.log"; die "rbd create $POOL/$img failed"; }
+    rbdl_mkimage "$img" 64M "${opts[@]}"
 done
 
 # Each mode writes its own ranges, so the read-back checks cannot pass on

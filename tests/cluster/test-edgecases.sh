@@ -34,23 +34,12 @@ declare -A ALLOWED=()
 # shellcheck source=tests/cluster/testlib.sh
 . "$HERE/testlib.sh"
 rbdl_need_cluster
-BIN=$BUILDDIR/tests/cluster
-LITE=$BIN/edgecases-lite
-REF=$BIN/edgecases-librbd
+rbdl_twins edgecases
 TMO=${RBDLITE_EDGE_TIMEOUT:-300}
-
-IMAGES=()
 
 # A program that crashed leaves its watch on the image for ~30 s, during
 # which `rbd rm` refuses; retry for up to a minute in all.
-cleanup() {
-    local i deadline=$((SECONDS + 60))
-    for i in "${IMAGES[@]}"; do
-        rbdl_remove_image "$POOL/$i" "$deadline"
-    done
-    rbdl_rm_workdir
-}
-rbdl_traps
+rbdl_images_cleanup 60 "$POOL/"
 
 rbdl_need_progs "$LITE" "$REF"
 
@@ -86,24 +75,10 @@ for i in "$IREF" "$ILITE" "$IONLY"; do
     fi
 done
 
-# run_prog NAME OUT CMD...: run one edge-case program; a sub-test that it
-# finished (exit 0, no crash or hang).
-run_prog() {
-    local name=$1 out=$2 rc
-    shift 2
-    timeout -k 10 "$TMO" "$@" >"$out" 2>"$out.err"
-    rc=$?
-    if ((rc == 0)); then
-        pass "$name ran to completion"
-    else
-        fail "$name exited with status $rc$( ((rc == 124)) && echo ' (timeout)')"
-        tail -n 5 "$out.err" | sed 's/^/    | stderr: /'
-        tail -n 1 "$out" | sed 's/^/    | last line: /'
-    fi
-}
+# Each edge-case program must finish (exit 0, no crash or hang).
 
-run_prog edgecases-librbd "$WORK/ref.out" "$REF" "$POOL" "$IREF"
-run_prog edgecases-lite "$WORK/lite.out" "$LITE" "$POOL" "$ILITE"
+rbdl_run_prog edgecases-librbd "$WORK/ref.out" "$TMO" "$REF" "$POOL" "$IREF"
+rbdl_run_prog edgecases-lite "$WORK/lite.out" "$TMO" "$LITE" "$POOL" "$ILITE"
 
 # ---- compare case by case ---------------------------------------------------
 
@@ -154,7 +129,7 @@ fi
 # ---- misuse only librbdlite is expected to survive --------------------------
 
 OUT=$WORK/only.out
-run_prog "edgecases-lite --lite-only" "$OUT" "$LITE" --lite-only "$POOL" "$IONLY"
+rbdl_run_prog "edgecases-lite --lite-only" "$OUT" "$TMO" "$LITE" --lite-only "$POOL" "$IONLY"
 nonly=0
 while IFS= read -r l; do
     case $l in

@@ -85,28 +85,13 @@ kill_bg() {
 }
 
 cleanup() {
-    local img p i left=()
-    trap '' INT TERM HUP
+    local p
     for p in "${BG[@]}"; do
         kill_bg "$p"
     done
-    for img in "${IMAGES[@]}"; do
-        c_rbd snap purge --no-progress "$POOL/$img" >/dev/null 2>&1
-        c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 || left+=("$img")
-    done
     # An image whose watcher was killed can be removed only once the OSD
     # has timed the watch out (30 s).
-    for ((i = 0; i < 9 && ${#left[@]}; i++)); do
-        sleep 5
-        local again=()
-        for img in "${left[@]}"; do
-            c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 || again+=("$img")
-        done
-        left=("${again[@]}")
-    done
-    for img in "${left[@]}"; do
-        printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
-    done
+    rbdl_remove_images 45 "$POOL/"
     rbdl_rm_workdir
 }
 rbdl_traps
@@ -120,18 +105,6 @@ fail() {
         show_log "$f"
     done
     return 0
-}
-# show_log FILE: the tail of a log (blank lines dropped: Ceph's stderr
-# double-spaces), indented, to explain a failure.
-show_log() {
-    [[ -s $1 ]] && grep -v '^[[:space:]]*$' -- "$1" | tail -n 15 | sed 's/^/    | /'
-    return 0
-}
-rc_text() {
-    case $1 in
-    124 | 137) echo "timed out (hang?)" ;;
-    *) if (($1 > 128)); then echo "killed by signal $(($1 - 128))"; else echo "exit status $1"; fi ;;
-    esac
 }
 now_ms() { date +%s%3N; }
 
@@ -162,14 +135,12 @@ UNIQ="xlock-$$-$RANDOM"
 
 # mkimage NAME SIZE [rbd create options]: default features unless given.
 mkimage() {
-    local name=$1 size=$2 log=$TMP/create-$1.log
+    local name=$1 size=$2
     shift 2
-    IMAGES+=("$name")
     if [[ " $* " != *" --image-feature "* ]]; then
         set -- --image-feature "$DEFAULT_FEATURES" "$@"
     fi
-    c_rbd create --size "$size" "$@" "$POOL/$name" >"$log" 2>&1 ||
-        { show_log "$log"; die "rbd create $POOL/$name $* failed"; }
+    rbdl_mkimage "$name" "$size" "$@"
 }
 
 # image_flags SPEC: the image's flags, comma-separated ("" when clear).
@@ -234,42 +205,6 @@ blocklisted() {
 
 # ---- running fio -----------------------------------------------------------
 
-# check_json FILE EXPECT: every job in fio's JSON output has error 0 and,
-# for each letter in EXPECT, a non-zero amount of that I/O: r(ead),
-# w(rite), t(rim).  Prints the reason on failure.
-check_json() {
-    python3 - "$1" "$2" <<'EOF'
-import json, sys
-path, expect = sys.argv[1], sys.argv[2]
-try:
-    with open(path) as f:
-        text = f.read()
-    d = json.loads(text[text.index('{'):])
-except Exception as e:
-    print("cannot parse fio JSON output %s: %s" % (path, e))
-    sys.exit(1)
-jobs = d.get("jobs") or []
-if not jobs:
-    print("no jobs in fio output")
-    sys.exit(1)
-bad = []
-for i, j in enumerate(jobs):
-    name = "%s[%d]" % (j.get("jobname"), i)
-    if j.get("error", -1) != 0:
-        bad.append("%s: error=%s" % (name, j.get("error")))
-    for letter, key in (("r", "read"), ("w", "write"), ("t", "trim")):
-        if letter in expect and j.get(key, {}).get("io_bytes", 0) <= 0:
-            bad.append("%s: no %s bytes" % (name, key))
-        if j.get(key, {}).get("short_ios", 0) or j.get(key, {}).get("drop_ios", 0):
-            bad.append("%s: short/dropped %s ios" % (name, key))
-    if j.get("total_err", 0):
-        bad.append("%s: total_err=%s" % (name, j.get("total_err")))
-if bad:
-    print("; ".join(bad))
-    sys.exit(1)
-EOF
-}
-
 # fio_cmd NAME MODE IMAGE TMO [FIO OPTIONS...]: set FIO_CMD to a fio command
 # line for one job named NAME (JSON output in $TMP/NAME.json).  MODE:
 # "lite" (LD_PRELOAD librbdlite) or "librbd" (the real librbd).
@@ -288,20 +223,8 @@ fio_cmd() {
 fio_judge() {
     local name=$1 rc=$2 expect=$3 log=$TMP/$1.log
     FIO_LAST=$name
-    if ((rc != 0)); then
-        WHY="fio $name: $(rc_text "$rc")"
-        [[ -s $TMP/$name.json ]] && WHY+=" ($(check_json "$TMP/$name.json" "$expect"))"
-        return 1
-    fi
-    if grep -q 'cannot be preloaded' "$log"; then
-        WHY="fio $name: LD_PRELOAD of $LIB failed"
-        return 1
-    fi
-    if grep -Eq 'Sanitizer|runtime error:' "$log"; then
-        WHY="fio $name: sanitizer report"
-        return 1
-    fi
-    WHY=$(check_json "$TMP/$name.json" "$expect") || { WHY="fio $name: $WHY"; return 1; }
+    WHY=$(rbdl_fio_verdict "$rc" "$log" "$TMP/$name.json" "$expect") ||
+        { WHY="fio $name: $WHY"; return 1; }
 }
 
 # fio_run NAME MODE IMAGE EXPECT [FIO OPTIONS...]: run fio in the
@@ -643,7 +566,7 @@ t_kill_lite() {
         bench --io-type write --io-total 4M "$POOL/$img" >"$TMP/klite-bench.log" 2>&1
     rc=$?
     el=$((($(now_ms) - t0) / 1000))
-    ((rc == 0)) || { fail "$name" "rbd bench after the kill: $(rc_text "$rc") after ${el}s" "$TMP/klite-bench.log"; return; }
+    ((rc == 0)) || { fail "$name" "rbd bench after the kill: $(rbdl_rc_text "$rc") after ${el}s" "$TMP/klite-bench.log"; return; }
     blocklisted "$addr" || { fail "$name" "the dead librbdlite client $addr is not on the OSD blocklist"; return; }
     [[ -z $(lockers "$img") ]] || { fail "$name" "lock still held after rbd bench exited"; return; }
     omap_clean "$img" || { fail "$name" "$WHY" "$WHYLOG"; return; }
@@ -705,7 +628,7 @@ t_journaling() {
         return
     fi
     if ((rc > 128 || rc == 124)); then
-        fail "$name" "librbdlite write: fio $(rc_text "$rc") instead of failing with EROFS" "$TMP/jrnl-lite-w.log"
+        fail "$name" "librbdlite write: fio $(rbdl_rc_text "$rc") instead of failing with EROFS" "$TMP/jrnl-lite-w.log"
         return
     fi
     err=$(pyj 'd["jobs"][0]["error"]' <"$TMP/jrnl-lite-w.json" 2>/dev/null)

@@ -30,24 +30,7 @@ MiB=$((1024 * 1024))
 IMG_SIZE=$((64 * MiB))
 
 rbdl_workdir fio
-IMAGES=()
-
-cleanup() {
-    local img
-    trap '' INT TERM HUP
-    for img in "${IMAGES[@]}"; do
-        c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 ||
-            printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
-    done
-    rbdl_rm_workdir
-}
-rbdl_traps
-
-# show_log FILE: the tail of a log, indented, to explain a failure.
-show_log() {
-    [[ -s $1 ]] && tail -n 15 -- "$1" | sed 's/^/    | /'
-    return 0
-}
+rbdl_images_cleanup 0 "$POOL/"
 
 # ---- images ---------------------------------------------------------------
 
@@ -56,65 +39,17 @@ IMG_PLAIN=$UNIQ-plain
 IMG_STRIPED=$UNIQ-striped
 IMG_DP=$UNIQ-dpool
 
-mkimage() { # mkimage NAME [rbd create options]
-    local name=$1
-    shift
-    IMAGES+=("$name")
-    if ! c_rbd create --size "${IMG_SIZE}B" --image-feature layering "$@" \
-        "$POOL/$name" >"$TMP/create-$name.log" 2>&1; then
-        show_log "$TMP/create-$name.log"
-        die "rbd create $POOL/$name $* failed"
-    fi
-}
-mkimage "$IMG_PLAIN"
-mkimage "$IMG_STRIPED" --stripe-unit 64K --stripe-count 4
-mkimage "$IMG_DP" --data-pool "$DATA_POOL"
+rbdl_mkimage "$IMG_PLAIN" "${IMG_SIZE}B" --image-feature layering
+rbdl_mkimage "$IMG_STRIPED" "${IMG_SIZE}B" --image-feature layering --stripe-unit 64K --stripe-count 4
+rbdl_mkimage "$IMG_DP" "${IMG_SIZE}B" --image-feature layering --data-pool "$DATA_POOL"
 
 # ---- running fio -----------------------------------------------------------
 
-# check_json FILE EXPECT: every job in fio's JSON output has error 0 and,
-# for each letter in EXPECT, a non-zero amount of that I/O: r(ead),
-# w(rite), t(rim), s(ync/fsync ops).  Prints the reason on failure.
-check_json() {
-    python3 - "$1" "$2" <<'EOF'
-import json, sys
-path, expect = sys.argv[1], sys.argv[2]
-try:
-    with open(path) as f:
-        text = f.read()
-    # fio may print notes before the JSON object; start at the first '{'.
-    d = json.loads(text[text.index('{'):])
-except Exception as e:
-    print("cannot parse fio JSON output %s: %s" % (path, e))
-    sys.exit(1)
-jobs = d.get("jobs") or []
-if not jobs:
-    print("no jobs in fio output")
-    sys.exit(1)
-bad = []
-for j in jobs:
-    name = "%s[%s]" % (j.get("jobname"), jobs.index(j))
-    if j.get("error", -1) != 0:
-        bad.append("%s: error=%s" % (name, j.get("error")))
-    for letter, key in (("r", "read"), ("w", "write"), ("t", "trim")):
-        if letter in expect and j.get(key, {}).get("io_bytes", 0) <= 0:
-            bad.append("%s: no %s bytes" % (name, key))
-        if j.get(key, {}).get("short_ios", 0) or j.get(key, {}).get("drop_ios", 0):
-            bad.append("%s: short/dropped %s ios" % (name, key))
-    if "s" in expect and j.get("sync", {}).get("total_ios", 0) <= 0:
-        bad.append("%s: no fsync ops" % name)
-    if j.get("total_err", 0):
-        bad.append("%s: total_err=%s" % (name, j.get("total_err")))
-if bad:
-    print("; ".join(bad))
-    sys.exit(1)
-EOF
-}
-
 # fio_run NAME MODE IMAGE EXPECT [FIO OPTIONS...]
 #   MODE: "lite" (LD_PRELOAD librbdlite) or "librbd" (the real librbd).
-#   Runs fio with JSON output, then checks exit status, sanitizer reports,
-#   and check_json EXPECT.  Records a PASS/FAIL line; returns 0 on pass.
+#   Runs fio with JSON output, then judges it (rbdl_fio_verdict: exit
+#   status, preload, sanitizer reports, rbdl_fio_json EXPECT).  Records a
+#   PASS/FAIL line; returns 0 on pass.
 fio_run() {
     local name=$1 mode=$2 img=$3 expect=$4 rc why
     shift 4
@@ -128,28 +63,8 @@ fio_run() {
         --ioengine=rbd --clientname=admin --pool="$POOL" --rbdname="$img" \
         --name="$name" "$@") >"$log" 2>&1
     rc=$?
-    if ((rc != 0)); then
-        case $rc in
-        124) why="still running after ${FIO_TMO}s (exited on SIGTERM; a hang or a very slow cluster)" ;;
-        137) why="hung: still running after ${FIO_TMO}s and ignored SIGTERM for 5s (SIGKILLed)" ;;
-        *) ((rc > 128)) && why="killed by signal $((rc - 128))" || why="exit status $rc" ;;
-        esac
-        fail "$name" "fio ($mode) $why"
-        show_log "$log"
-        [[ -s $json ]] && { check_json "$json" "$expect" | sed 's/^/    | /'; }
-        return 1
-    fi
-    if grep -q 'cannot be preloaded' "$log"; then
-        fail "$name" "LD_PRELOAD of $LIB failed"
-        show_log "$log"
-        return 1
-    fi
-    if grep -Eq 'Sanitizer|runtime error:' "$log"; then
-        fail "$name" "sanitizer report in fio output"
-        show_log "$log"
-        return 1
-    fi
-    if ! why=$(check_json "$json" "$expect"); then
+    if ! why=$(rbdl_fio_verdict "$rc" "$log" "$json" "$expect" "$FIO_TMO"); then
+        ((rc == 0)) || why="fio ($mode) $why"
         fail "$name" "$why"
         show_log "$log"
         return 1
@@ -291,7 +206,7 @@ check_missing_image() {
         fail "$name" "fio hung ($([[ $rc == 124 ]] && echo "timed out" || echo "timed out, ignored SIGTERM"))"
     elif ((rc > 128)); then
         fail "$name" "fio died of signal $((rc - 128))"
-    elif grep -Eq 'Sanitizer|runtime error:' "$log"; then
+    elif rbdl_san_report "$log"; then
         fail "$name" "sanitizer report"
     elif ! grep -q 'rbd_open failed' "$log"; then
         fail "$name" "exit $rc but no 'rbd_open failed' message"

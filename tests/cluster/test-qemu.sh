@@ -46,16 +46,16 @@ HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/preload-env.sh"
 rbdl_preload_env qemu-io qemu-img rbd python3 cmp timeout
 
-# WRAPPER, and SANRT: whatever preload-env.sh puts before the library (a
-# sanitizer runtime) goes into LD_PRELOAD; the wrapper appends the library
-# itself.  Sanitizer warnings about qemu's coroutines are filtered out of
+# WRAPPER, WRAPPED, and SANRT: whatever preload-env.sh puts before the
+# library (a sanitizer runtime) goes into LD_PRELOAD; the wrapper appends
+# the library itself.  Sanitizer warnings about qemu's coroutines are filtered out of
 # compared output by san_filter.
 rbdl_qemu_sanrt
 REFERENCE=${RBDLITE_QEMU_REFERENCE:-0}
 read -r -a SECTIONS <<<"${RBDLITE_QEMU_SECTIONS:-base pending}"
 
 TMO=120
-# shellcheck disable=SC2034  # read by c_rbd (preload-env.sh)
+# shellcheck disable=SC2034  # read by c_rbd (testlib.sh)
 RBDL_CLI_TMO=$TMO
 MiB=$((1024 * 1024))
 SIZE=$((64 * MiB))
@@ -65,16 +65,7 @@ declare -A SEC_PASS=() SEC_FAIL=()
 SECTION=setup
 
 cleanup() {
-    local img i
-    trap '' INT TERM HUP
-    # Newest first: a clone goes before its parent.
-    for ((i = ${#IMAGES[@]} - 1; i >= 0; i--)); do
-        img=${IMAGES[i]}
-        c_rbd info "$POOL/$img" >/dev/null 2>&1 || continue
-        c_rbd snap purge --no-progress "$POOL/$img" >/dev/null 2>&1
-        c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 ||
-            printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
-    done
+    rbdl_remove_images 0 "$POOL/" # newest first: a clone before its parent
     rbdl_rm_workdir
 }
 rbdl_traps
@@ -89,10 +80,6 @@ fail() {
     SEC_FAIL[$SECTION]=$((${SEC_FAIL[$SECTION]:-0} + 1))
     printf 'FAIL [%s] %s: %s\n' "$SECTION" "$1" "$2"
 }
-show_log() {
-    [[ -s $1 ]] && tail -n 12 -- "$1" | sed 's/^/    | /'
-    return 0
-}
 
 # q LOG CMD...: run a qemu tool under the wrapper (on the real librbd with
 # RBDLITE_QEMU_REFERENCE=1), output to LOG.  Returns the tool's status;
@@ -103,11 +90,10 @@ q() {
     if ((REFERENCE)); then
         timeout -k 5 "$TMO" env -u LD_PRELOAD "$@" >"$log" 2>&1
     else
-        timeout -k 5 "$TMO" env -u LD_PRELOAD ${SANRT:+LD_PRELOAD="$SANRT"} \
-            "${SAN_ENV[@]}" RBDLITE_RUN_LIB="$LIB" "$WRAPPER" "$@" >"$log" 2>&1
+        timeout -k 5 "$TMO" "${WRAPPED[@]}" "$@" >"$log" 2>&1
     fi
     rc=$?
-    if ((rc == 0)) && grep -Eq 'Sanitizer|runtime error:' "$log"; then
+    if ((rc == 0)) && rbdl_san_report "$log"; then
         echo "sanitizer report" >>"$log"
         rc=1
     fi
@@ -138,9 +124,7 @@ UNIQ="qemu-$$-$RANDOM"
 mkimage() { # mkimage NAME [rbd create options]: an image of SIZE bytes
     local name=$1
     shift
-    IMAGES+=("$name")
-    c_rbd create --size "${SIZE}B" "$@" "$POOL/$name" >"$TMP/create-$name.log" 2>&1 ||
-        { show_log "$TMP/create-$name.log"; die "rbd create $POOL/$name $* failed"; }
+    rbdl_mkimage "$name" "${SIZE}B" "$@"
 }
 # export_cmp NAME IMG[@SNAP] FILE: the real librbd reads the image (rbd
 # export) and it must equal FILE.

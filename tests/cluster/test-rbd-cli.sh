@@ -55,19 +55,11 @@ BGPID=
 
 # remove_images: remove (with their snapshots) the images made so far.
 remove_images() {
-    local img
-    for img in "${IMAGES[@]}"; do
-        c_rbd snap purge --no-progress "$POOL/$img" >/dev/null 2>&1
-        if ! c_rbd rm --no-progress "$POOL/$img" >/dev/null 2>&1 &&
-            c_rbd info "$POOL/$img" >/dev/null 2>&1; then
-            printf '%s: warning: could not remove image %s/%s\n' "$PROG" "$POOL" "$img" >&2
-        fi
-    done
+    rbdl_remove_images 0 "$POOL/"
     IMAGES=()
 }
 
 cleanup() {
-    trap '' INT TERM HUP
     if [[ -n $BGPID ]]; then
         kill "$BGPID" 2>/dev/null
         wait "$BGPID" 2>/dev/null
@@ -77,55 +69,13 @@ cleanup() {
 }
 rbdl_traps
 
-show_log() {
-    [[ -s $1 ]] && tail -n 15 -- "$1" | sed 's/^/    | /'
-    return 0
-}
-# why_rc RC: describe a failed command's exit status.
-why_rc() {
-    case $1 in
-    124) echo "still running after ${FIO_TMO}s (exited on SIGTERM; a hang or a very slow cluster)" ;;
-    137) echo "hung: still running after ${FIO_TMO}s and ignored SIGTERM for 5s (SIGKILLed)" ;;
-    *) if (($1 > 128)); then echo "killed by signal $(($1 - 128))"; else echo "exit status $1"; fi ;;
-    esac
-}
-
 # ---- helpers ---------------------------------------------------------------
-
-# check_json FILE EXPECT: fio's JSON output: every job has error 0 and, for
-# each letter in EXPECT, a non-zero amount of r(ead)/w(rite) I/O.
-check_json() {
-    python3 - "$1" "$2" <<'EOF'
-import json, sys
-path, expect = sys.argv[1], sys.argv[2]
-try:
-    with open(path) as f:
-        text = f.read()
-    # fio prints notes (e.g. about exec_prerun) before the JSON object.
-    d = json.loads(text[text.index('{'):])
-except Exception as e:
-    print("cannot parse fio JSON output %s: %s" % (path, e))
-    sys.exit(1)
-jobs = d.get("jobs") or []
-bad = [] if jobs else ["no jobs in fio output"]
-for i, j in enumerate(jobs):
-    name = "%s[%d]" % (j.get("jobname"), i)
-    if j.get("error", -1) != 0:
-        bad.append("%s: error=%s" % (name, j.get("error")))
-    for letter, key in (("r", "read"), ("w", "write")):
-        if letter in expect and j.get(key, {}).get("io_bytes", 0) <= 0:
-            bad.append("%s: no %s bytes" % (name, key))
-if bad:
-    print("; ".join(bad))
-    sys.exit(1)
-EOF
-}
 
 # run_fio TAG MODE EXPECT [FIO OPTIONS...]: run fio (MODE "lite": librbdlite
 # preloaded; "librbd": the real librbd) in $TMP with JSON output to
-# $TMP/TAG.json and the rest to $TMP/TAG.log.  Returns 0 if it exited 0,
-# printed no sanitizer report and check_json EXPECT holds; otherwise sets
-# ERR to the reason.
+# $TMP/TAG.json and the rest to $TMP/TAG.log.  Returns 0 if
+# rbdl_fio_verdict passes it (exit 0, no sanitizer report, rbdl_fio_json
+# EXPECT); otherwise sets ERR to the reason.
 ERR=
 run_fio() {
     local tag=$1 mode=$2 expect=$3 rc
@@ -141,18 +91,11 @@ run_fio() {
 }
 run_fio_result() { # MODE RC JSON LOG EXPECT
     local mode=$1 rc=$2 json=$3 log=$4 expect=$5
-    if ((rc != 0)); then
-        ERR="fio ($mode) $(why_rc "$rc")"
-    elif grep -q 'cannot be preloaded' "$log"; then
-        ERR="LD_PRELOAD of $LIB failed"
-    elif grep -Eq 'Sanitizer|runtime error:' "$log"; then
-        ERR="sanitizer report in fio output"
-    elif ! ERR=$(check_json "$json" "$expect"); then
-        :
-    else
+    if ERR=$(rbdl_fio_verdict "$rc" "$log" "$json" "$expect" "$FIO_TMO"); then
         ERR=
         return 0
     fi
+    ((rc == 0)) || ERR="fio ($mode) $ERR"
     show_log "$log"
     return 1
 }
@@ -220,7 +163,7 @@ aio_rw() {
             "${SAN_ENV[@]}" "$AIO_RW" "$POOL" "$img" "$off" >>"$log" 2>&1
         rc=$?
         if ((rc != 0)); then
-            ERR="aio_rw $POOL $img $off: $(why_rc "$rc")"
+            ERR="aio_rw $POOL $img $off: $(rbdl_rc_text "$rc" "$FIO_TMO")"
             show_log "$log"
             return 1
         fi
@@ -478,7 +421,7 @@ test_snap_busy() {
         wait "$BGPID"
         rc=$?
         BGPID=
-        fail "$t" "fio ended before the snapshot could be taken ($(why_rc "$rc"))"
+        fail "$t" "fio ended before the snapshot could be taken ($(rbdl_rc_text "$rc" "$FIO_TMO"))"
         show_log "$log"
         return 1
     fi

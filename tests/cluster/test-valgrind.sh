@@ -19,18 +19,23 @@ if [ -n "${RBDLITE_SAN:-}" ]; then
 	rbdl_summary
 	exit
 fi
-names=()
-cleanup() { for n in "${names[@]}"; do timeout 60 rbd rm --no-progress "$pool/$n" >/dev/null 2>&1; done; }
-trap cleanup EXIT
+IMAGES=()
+# shellcheck disable=SC2317  # runs from the EXIT trap
+cleanup() {
+	rbdl_remove_images 0 "$pool/"
+	rbdl_rm_workdir
+}
+rbdl_traps
+rbdl_workdir valgrind
 for kind in plain default; do
 	name="vg-$kind-$$"
-	names+=("$name")
+	IMAGES+=("$name")
 	if [ "$kind" = plain ]; then
 		timeout 60 rbd create --size 64M --image-feature layering "$pool/$name"
 	else
 		timeout 60 rbd create --size 64M "$pool/$name"
 	fi
-	log=$(mktemp)
+	log=$TMP/$kind.log
 	if LD_LIBRARY_PATH="$builddir/lib/.libs" timeout 600 valgrind -q \
 		--error-exitcode=9 --leak-check=full \
 		--errors-for-leak-kinds=definite "$example" "$pool" "$name" \
@@ -40,6 +45,5 @@ for kind in plain default; do
 		fail "valgrind on a $kind image"
 		cat "$log"
 	fi
-	rm -f "$log"
 done
 rbdl_summary
