@@ -206,6 +206,7 @@ sed -n 's/^[[:space:]]*#[[:space:]]*define[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9
 awk '
 	function lastid(s) {
 		sub(/\[[^]]*\]/, "", s)
+		sub(/[ \t]*CEPH_RBD_DEPRECATED/, "", s)
 		sub(/[ \t]*;.*$/, "", s)
 		if (match(s, /[A-Za-z_][A-Za-z0-9_]*$/))
 			return substr(s, RSTART, RLENGTH)
@@ -259,7 +260,9 @@ awk '
 		}
 		next
 	}
-	/^[ \t]*(typedef[ \t]+)?(struct|union|enum)[ \t]+[A-Za-z_]/ {
+	# (a line with a parenthesis continues a function prototype, such as
+	# "struct timespec *timestamp);")
+	/^[ \t]*(typedef[ \t]+)?(struct|union|enum)[ \t]+[A-Za-z_]/ && !/[()]/ {
 		print "error unsupported declaration: " $0
 	}
 ' "$tmp/ours.stripped" >"$tmp/decls"

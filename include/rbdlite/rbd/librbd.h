@@ -42,6 +42,7 @@
 #include <string.h>		/* upstream includes it; users rely on it */
 #include <sys/types.h>		/* ssize_t */
 #include <sys/uio.h>		/* struct iovec */
+#include <time.h>		/* time_t, struct timespec */
 
 #include <rados/librados.h>
 
@@ -972,6 +973,870 @@ CEPH_RBD_API int rbd_encryption_load(rbd_image_t image,
 				     rbd_encryption_format_t format,
 				     rbd_encryption_options_t opts,
 				     size_t opts_size);
+
+/* ------------------------------------------------------------------------
+ * The rest of the Pacific C API
+ *
+ * Which of these librbdlite implements itself and which it forwards to the
+ * system's librbd is listed in the README (Function table); the notes per
+ * family below say the semantics, which are librbd 16.2's throughout.
+ * ------------------------------------------------------------------------ */
+
+/* Flags of rbd_snap_create2() and rbd_snap_remove2(). */
+#define RBD_SNAP_CREATE_SKIP_QUIESCE	(1 << 0)
+#define RBD_SNAP_CREATE_IGNORE_QUIESCE_ERROR	(1 << 1)
+#define RBD_SNAP_REMOVE_UNPROTECT	(1 << 0)
+#define RBD_SNAP_REMOVE_FLATTEN	(1 << 1)
+#define RBD_SNAP_REMOVE_FORCE	(RBD_SNAP_REMOVE_UNPROTECT | RBD_SNAP_REMOVE_FLATTEN)
+
+/* Names of rbd_mirror_peer_site_set_attributes() keys. */
+#define RBD_MIRROR_PEER_ATTRIBUTE_NAME_MON_HOST	"mon_host"
+#define RBD_MIRROR_PEER_ATTRIBUTE_NAME_KEY	"key"
+
+typedef void *rbd_pool_stats_t;
+
+typedef struct {
+	const char *pool_name;
+	const char *image_name;
+	const char *image_id;
+	bool trash;
+} rbd_child_info_t;
+
+typedef enum {
+	RBD_MIRROR_MODE_DISABLED,
+	RBD_MIRROR_MODE_IMAGE,
+	RBD_MIRROR_MODE_POOL,
+} rbd_mirror_mode_t;
+
+typedef enum {
+	RBD_MIRROR_PEER_DIRECTION_RX = 0,
+	RBD_MIRROR_PEER_DIRECTION_TX = 1,
+	RBD_MIRROR_PEER_DIRECTION_RX_TX = 2,
+} rbd_mirror_peer_direction_t;
+
+typedef struct {
+	char *uuid;
+	char *cluster_name;
+	char *client_name;
+} rbd_mirror_peer_t CEPH_RBD_DEPRECATED;
+
+typedef struct {
+	char *uuid;
+	rbd_mirror_peer_direction_t direction;
+	char *site_name;
+	char *mirror_uuid;
+	char *client_name;
+	time_t last_seen;
+} rbd_mirror_peer_site_t;
+
+typedef enum {
+	RBD_MIRROR_IMAGE_MODE_JOURNAL = 0,
+	RBD_MIRROR_IMAGE_MODE_SNAPSHOT = 1,
+} rbd_mirror_image_mode_t;
+
+typedef enum {
+	RBD_MIRROR_IMAGE_DISABLING = 0,
+	RBD_MIRROR_IMAGE_ENABLED = 1,
+	RBD_MIRROR_IMAGE_DISABLED = 2,
+} rbd_mirror_image_state_t;
+
+typedef struct {
+	char *global_id;
+	rbd_mirror_image_state_t state;
+	bool primary;
+} rbd_mirror_image_info_t;
+
+typedef enum {
+	MIRROR_IMAGE_STATUS_STATE_UNKNOWN = 0,
+	MIRROR_IMAGE_STATUS_STATE_ERROR = 1,
+	MIRROR_IMAGE_STATUS_STATE_SYNCING = 2,
+	MIRROR_IMAGE_STATUS_STATE_STARTING_REPLAY = 3,
+	MIRROR_IMAGE_STATUS_STATE_REPLAYING = 4,
+	MIRROR_IMAGE_STATUS_STATE_STOPPING_REPLAY = 5,
+	MIRROR_IMAGE_STATUS_STATE_STOPPED = 6,
+} rbd_mirror_image_status_state_t;
+
+typedef struct {
+	char *name;
+	rbd_mirror_image_info_t info;
+	rbd_mirror_image_status_state_t state;
+	char *description;
+	time_t last_update;
+	bool up;
+} rbd_mirror_image_status_t CEPH_RBD_DEPRECATED;
+
+typedef struct {
+	char *mirror_uuid;
+	rbd_mirror_image_status_state_t state;
+	char *description;
+	time_t last_update;
+	bool up;
+} rbd_mirror_image_site_status_t;
+
+typedef struct {
+	char *name;
+	rbd_mirror_image_info_t info;
+	uint32_t site_statuses_count;
+	rbd_mirror_image_site_status_t *site_statuses;
+} rbd_mirror_image_global_status_t;
+
+typedef enum {
+	RBD_GROUP_IMAGE_STATE_ATTACHED,
+	RBD_GROUP_IMAGE_STATE_INCOMPLETE,
+} rbd_group_image_state_t;
+
+typedef struct {
+	char *name;
+	int64_t pool;
+	rbd_group_image_state_t state;
+} rbd_group_image_info_t;
+
+typedef struct {
+	char *name;
+	int64_t pool;
+} rbd_group_info_t;
+
+typedef enum {
+	RBD_GROUP_SNAP_STATE_INCOMPLETE,
+	RBD_GROUP_SNAP_STATE_COMPLETE,
+} rbd_group_snap_state_t;
+
+typedef struct {
+	char *name;
+	rbd_group_snap_state_t state;
+} rbd_group_snap_info_t;
+
+typedef struct {
+	int64_t group_pool;
+	char *group_name;
+	char *group_snap_name;
+} rbd_snap_group_namespace_t;
+
+typedef enum {
+	RBD_SNAP_MIRROR_STATE_PRIMARY,
+	RBD_SNAP_MIRROR_STATE_PRIMARY_DEMOTED,
+	RBD_SNAP_MIRROR_STATE_NON_PRIMARY,
+	RBD_SNAP_MIRROR_STATE_NON_PRIMARY_DEMOTED,
+} rbd_snap_mirror_state_t;
+
+typedef struct {
+	rbd_snap_mirror_state_t state;
+	size_t mirror_peer_uuids_count;
+	char *mirror_peer_uuids;
+	bool complete;
+	char *primary_mirror_uuid;
+	uint64_t primary_snap_id;
+	uint64_t last_copied_object_number;
+} rbd_snap_mirror_namespace_t;
+
+typedef enum {
+	RBD_TRASH_IMAGE_SOURCE_USER = 0,
+	RBD_TRASH_IMAGE_SOURCE_MIRRORING = 1,
+	RBD_TRASH_IMAGE_SOURCE_MIGRATION = 2,
+	RBD_TRASH_IMAGE_SOURCE_REMOVING = 3,
+	RBD_TRASH_IMAGE_SOURCE_USER_PARENT = 4,
+} rbd_trash_image_source_t;
+
+typedef struct {
+	char *id;
+	char *name;
+	rbd_trash_image_source_t source;
+	time_t deletion_time;
+	time_t deferment_end_time;
+} rbd_trash_image_info_t;
+
+typedef struct {
+	char *addr;
+	int64_t id;
+	uint64_t cookie;
+} rbd_image_watcher_t;
+
+typedef enum {
+	RBD_IMAGE_MIGRATION_STATE_UNKNOWN = -1,
+	RBD_IMAGE_MIGRATION_STATE_ERROR = 0,
+	RBD_IMAGE_MIGRATION_STATE_PREPARING = 1,
+	RBD_IMAGE_MIGRATION_STATE_PREPARED = 2,
+	RBD_IMAGE_MIGRATION_STATE_EXECUTING = 3,
+	RBD_IMAGE_MIGRATION_STATE_EXECUTED = 4,
+	RBD_IMAGE_MIGRATION_STATE_ABORTING = 5,
+} rbd_image_migration_state_t;
+
+typedef struct {
+	int64_t source_pool_id;
+	char *source_pool_namespace;
+	char *source_image_name;
+	char *source_image_id;
+	int64_t dest_pool_id;
+	char *dest_pool_namespace;
+	char *dest_image_name;
+	char *dest_image_id;
+	rbd_image_migration_state_t state;
+	char *state_description;
+} rbd_image_migration_status_t;
+
+typedef enum {
+	RBD_CONFIG_SOURCE_CONFIG = 0,
+	RBD_CONFIG_SOURCE_POOL = 1,
+	RBD_CONFIG_SOURCE_IMAGE = 2,
+} rbd_config_source_t;
+
+typedef struct {
+	char *name;
+	char *value;
+	rbd_config_source_t source;
+} rbd_config_option_t;
+
+typedef enum {
+	RBD_POOL_STAT_OPTION_IMAGES,
+	RBD_POOL_STAT_OPTION_IMAGE_PROVISIONED_BYTES,
+	RBD_POOL_STAT_OPTION_IMAGE_MAX_PROVISIONED_BYTES,
+	RBD_POOL_STAT_OPTION_IMAGE_SNAPSHOTS,
+	RBD_POOL_STAT_OPTION_TRASH_IMAGES,
+	RBD_POOL_STAT_OPTION_TRASH_PROVISIONED_BYTES,
+	RBD_POOL_STAT_OPTION_TRASH_MAX_PROVISIONED_BYTES,
+	RBD_POOL_STAT_OPTION_TRASH_SNAPSHOTS,
+} rbd_pool_stat_option_t;
+
+/* ---- Snapshots: by id, protection, limits, namespaces ------------------ */
+
+/*
+ * Snapshots by id and name, protection, limits and namespaces.  All take an
+ * open image (any snapshot view); snapshot ids are those of rbd_snap_list().
+ * Names are compared exactly; "" is not a snapshot name.  The *_cleanup calls
+ * free what the matching getter malloc'ed and accept a zeroed struct.
+ */
+CEPH_RBD_API int rbd_snap_create2(rbd_image_t image, const char *snap_name,
+				  uint32_t flags, librbd_progress_fn_t cb,
+				  void *cbdata);
+CEPH_RBD_API int rbd_snap_remove2(rbd_image_t image, const char *snap_name,
+				  uint32_t flags, librbd_progress_fn_t cb,
+				  void *cbdata);
+CEPH_RBD_API int rbd_snap_remove_by_id(rbd_image_t image, uint64_t snap_id);
+CEPH_RBD_API int rbd_snap_rollback_with_progress(rbd_image_t image,
+						 const char *snapname,
+						 librbd_progress_fn_t cb,
+						 void *cbdata);
+CEPH_RBD_API int rbd_snap_rename(rbd_image_t image, const char *snapname,
+				 const char* dstsnapsname);
+CEPH_RBD_API int rbd_snap_protect(rbd_image_t image, const char *snap_name);
+CEPH_RBD_API int rbd_snap_unprotect(rbd_image_t image, const char *snap_name);
+CEPH_RBD_API int rbd_snap_is_protected(rbd_image_t image, const char *snap_name,
+				       int *is_protected);
+CEPH_RBD_API int rbd_snap_get_limit(rbd_image_t image, uint64_t *limit);
+CEPH_RBD_API int rbd_snap_set_limit(rbd_image_t image, uint64_t limit);
+CEPH_RBD_API int rbd_snap_get_timestamp(rbd_image_t image, uint64_t snap_id,
+					struct timespec *timestamp);
+CEPH_RBD_API int rbd_snap_set_by_id(rbd_image_t image, uint64_t snap_id);
+CEPH_RBD_API int rbd_snap_get_name(rbd_image_t image, uint64_t snap_id,
+				   char *snapname, size_t *name_len);
+CEPH_RBD_API int rbd_snap_get_id(rbd_image_t image, const char *snapname,
+				 uint64_t *snap_id);
+CEPH_RBD_API int rbd_snap_get_namespace_type(rbd_image_t image,
+					     uint64_t snap_id,
+					     rbd_snap_namespace_type_t *namespace_type);
+CEPH_RBD_API int rbd_snap_get_group_namespace(rbd_image_t image,
+					      uint64_t snap_id,
+					      rbd_snap_group_namespace_t *group_snap,
+					      size_t group_snap_size);
+CEPH_RBD_API int rbd_snap_group_namespace_cleanup(rbd_snap_group_namespace_t *group_snap,
+						  size_t group_snap_size);
+CEPH_RBD_API int rbd_snap_get_trash_namespace(rbd_image_t image,
+					      uint64_t snap_id,
+					      char* original_name,
+					      size_t max_length);
+CEPH_RBD_API int rbd_snap_get_mirror_namespace( rbd_image_t image,
+					       uint64_t snap_id,
+					       rbd_snap_mirror_namespace_t *mirror_snap,
+					       size_t mirror_snap_size);
+CEPH_RBD_API int rbd_snap_mirror_namespace_cleanup( rbd_snap_mirror_namespace_t *mirror_snap,
+						   size_t mirror_snap_size);
+
+/* ---- Clones, flatten and children -------------------------------------- */
+
+/*
+ * Clones (layering) and their parents' children.  rbd_clone*() make a clone
+ * of p_name@p_snapname (format 1 or 2 as RBD_IMAGE_OPTION_CLONE_FORMAT or the
+ * rbd_default_clone_format option says); rbd_flatten*() copy the parent's data
+ * into the clone and detach it; the children listings cover every pool and
+ * namespace of the cluster.  Progress callbacks get (done, total, arg); a
+ * negative return cancels the operation with -ECANCELED.
+ */
+CEPH_RBD_API int rbd_clone(rados_ioctx_t p_ioctx, const char *p_name,
+			   const char *p_snapname, rados_ioctx_t c_ioctx,
+			   const char *c_name, uint64_t features, int *c_order);
+CEPH_RBD_API int rbd_clone2(rados_ioctx_t p_ioctx, const char *p_name,
+			    const char *p_snapname, rados_ioctx_t c_ioctx,
+			    const char *c_name, uint64_t features, int *c_order,
+			    uint64_t stripe_unit, int stripe_count);
+CEPH_RBD_API int rbd_clone3(rados_ioctx_t p_ioctx, const char *p_name,
+			    const char *p_snapname, rados_ioctx_t c_ioctx,
+			    const char *c_name, rbd_image_options_t c_opts);
+CEPH_RBD_API int rbd_flatten(rbd_image_t image);
+CEPH_RBD_API int rbd_flatten_with_progress(rbd_image_t image,
+					   librbd_progress_fn_t cb,
+					   void *cbdata);
+CEPH_RBD_API ssize_t rbd_list_children(rbd_image_t image, char *pools,
+				       size_t *pools_len, char *images,
+				       size_t *images_len) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_list_children2(rbd_image_t image,
+				    rbd_child_info_t *children,
+				    int *max_children) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API void rbd_list_child_cleanup(rbd_child_info_t *child) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API void rbd_list_children_cleanup(rbd_child_info_t *children,
+					    size_t num_children) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_list_children3(rbd_image_t image,
+				    rbd_linked_image_spec_t *images,
+				    size_t *max_images);
+CEPH_RBD_API int rbd_list_descendants(rbd_image_t image,
+				      rbd_linked_image_spec_t *images,
+				      size_t *max_images);
+
+/* ---- Copies ------------------------------------------------------------ */
+
+/*
+ * Copies of an image's data (rbd_copy*, HEAD or the open snapshot only) or of
+ * the whole image with its snapshots and parent link (rbd_deep_copy*) into a
+ * new image dest_name in dest_io.  Progress callbacks as for rbd_flatten().
+ */
+CEPH_RBD_API int rbd_copy(rbd_image_t image, rados_ioctx_t dest_io_ctx,
+			  const char *destname);
+CEPH_RBD_API int rbd_copy2(rbd_image_t src, rbd_image_t dest);
+CEPH_RBD_API int rbd_copy3(rbd_image_t src, rados_ioctx_t dest_io_ctx,
+			   const char *destname, rbd_image_options_t dest_opts);
+CEPH_RBD_API int rbd_copy4(rbd_image_t src, rados_ioctx_t dest_io_ctx,
+			   const char *destname, rbd_image_options_t dest_opts,
+			   size_t sparse_size);
+CEPH_RBD_API int rbd_copy_with_progress(rbd_image_t image, rados_ioctx_t dest_p,
+					const char *destname,
+					librbd_progress_fn_t cb, void *cbdata);
+CEPH_RBD_API int rbd_copy_with_progress2(rbd_image_t src, rbd_image_t dest,
+					 librbd_progress_fn_t cb, void *cbdata);
+CEPH_RBD_API int rbd_copy_with_progress3(rbd_image_t image,
+					 rados_ioctx_t dest_p,
+					 const char *destname,
+					 rbd_image_options_t dest_opts,
+					 librbd_progress_fn_t cb, void *cbdata);
+CEPH_RBD_API int rbd_copy_with_progress4(rbd_image_t image,
+					 rados_ioctx_t dest_p,
+					 const char *destname,
+					 rbd_image_options_t dest_opts,
+					 librbd_progress_fn_t cb, void *cbdata,
+					 size_t sparse_size);
+CEPH_RBD_API int rbd_deep_copy(rbd_image_t src, rados_ioctx_t dest_io_ctx,
+			       const char *destname,
+			       rbd_image_options_t dest_opts);
+CEPH_RBD_API int rbd_deep_copy_with_progress(rbd_image_t image,
+					     rados_ioctx_t dest_io_ctx,
+					     const char *destname,
+					     rbd_image_options_t dest_opts,
+					     librbd_progress_fn_t cb,
+					     void *cbdata);
+
+/* ---- Image information and maintenance --------------------------------- */
+
+/*
+ * Image information and maintenance calls on an open image.  Buffer getters
+ * follow librbd's size protocol: -ERANGE with *len set to the size needed.
+ * Timestamps are the header's creation, last access and last modification
+ * times.  rbd_resize2(allow_shrink=false) refuses to shrink with -EINVAL.
+ */
+CEPH_RBD_API int rbd_remove_with_progress(rados_ioctx_t io, const char *name,
+					  librbd_progress_fn_t cb,
+					  void *cbdata);
+CEPH_RBD_API int rbd_rename(rados_ioctx_t src_io_ctx, const char *srcname,
+			    const char *destname);
+CEPH_RBD_API int rbd_resize2(rbd_image_t image, uint64_t size,
+			     bool allow_shrink, librbd_progress_fn_t cb,
+			     void *cbdata);
+CEPH_RBD_API int rbd_resize_with_progress(rbd_image_t image, uint64_t size,
+					  librbd_progress_fn_t cb,
+					  void *cbdata);
+CEPH_RBD_API int rbd_get_old_format(rbd_image_t image, uint8_t *old);
+CEPH_RBD_API int rbd_update_features(rbd_image_t image, uint64_t features,
+				     uint8_t enabled);
+CEPH_RBD_API int rbd_get_op_features(rbd_image_t image, uint64_t *op_features);
+CEPH_RBD_API int rbd_get_create_timestamp(rbd_image_t image,
+					  struct timespec *timestamp);
+CEPH_RBD_API int rbd_get_access_timestamp(rbd_image_t image,
+					  struct timespec *timestamp);
+CEPH_RBD_API int rbd_get_modify_timestamp(rbd_image_t image,
+					  struct timespec *timestamp);
+CEPH_RBD_API int rbd_get_name(rbd_image_t image, char *name, size_t *name_len);
+CEPH_RBD_API int rbd_get_migration_source_spec(rbd_image_t image,
+					       char* source_spec,
+					       size_t* max_len);
+CEPH_RBD_API int rbd_get_group(rbd_image_t image, rbd_group_info_t *group_info,
+			       size_t group_info_size);
+CEPH_RBD_API int rbd_rebuild_object_map(rbd_image_t image,
+					librbd_progress_fn_t cb, void *cbdata);
+CEPH_RBD_API int rbd_sparsify(rbd_image_t image, size_t sparse_size);
+CEPH_RBD_API int rbd_sparsify_with_progress(rbd_image_t image,
+					    size_t sparse_size,
+					    librbd_progress_fn_t cb,
+					    void *cbdata);
+CEPH_RBD_API int rbd_metadata_remove(rbd_image_t image, const char *key);
+CEPH_RBD_API int rbd_metadata_list(rbd_image_t image, const char *start,
+				   uint64_t max, char *keys, size_t *key_len,
+				   char *values, size_t *vals_len);
+CEPH_RBD_API int rbd_watchers_list(rbd_image_t image,
+				   rbd_image_watcher_t *watchers,
+				   size_t *max_watchers);
+CEPH_RBD_API void rbd_watchers_list_cleanup(rbd_image_watcher_t *watchers,
+					    size_t num_watchers);
+
+/* ---- Advisory locks ---------------------------------------------------- */
+
+/*
+ * Advisory locks (the `rbd lock` kind, cls_lock "rbd_lock" on the header),
+ * independent of the exclusive-lock feature, which manages its own lock: with
+ * that feature enabled librbd refuses these with -EINVAL (so does librbdlite).
+ * The owner of a lock is this RADOS client; cookie and tag are free strings.
+ */
+CEPH_RBD_API ssize_t rbd_list_lockers(rbd_image_t image, int *exclusive,
+				      char *tag, size_t *tag_len, char *clients,
+				      size_t *clients_len, char *cookies,
+				      size_t *cookies_len, char *addrs,
+				      size_t *addrs_len);
+CEPH_RBD_API int rbd_lock_exclusive(rbd_image_t image, const char *cookie);
+CEPH_RBD_API int rbd_lock_shared(rbd_image_t image, const char *cookie,
+				 const char *tag);
+CEPH_RBD_API int rbd_unlock(rbd_image_t image, const char *cookie);
+CEPH_RBD_API int rbd_break_lock(rbd_image_t image, const char *client,
+				const char *cookie);
+
+/* ---- Iteration --------------------------------------------------------- */
+
+/*
+ * Whole-extent iteration.  rbd_read_iterate*() read [ofs, ofs + len) in
+ * object-sized pieces and hand each to cb (rbd_read_iterate2 passes NULL for
+ * holes); a negative cb return stops and is returned.  rbd_diff_iterate() is
+ * rbd_diff_iterate2() with include_parent = 1 and whole_object = 0.
+ */
+CEPH_RBD_API int64_t rbd_read_iterate(rbd_image_t image, uint64_t ofs,
+				      size_t len,
+				      int (*cb)(uint64_t, size_t, const char *, void *),
+				      void *arg);
+CEPH_RBD_API int rbd_read_iterate2(rbd_image_t image, uint64_t ofs,
+				   uint64_t len,
+				   int (*cb)(uint64_t, size_t, const char *, void *),
+				   void *arg);
+CEPH_RBD_API int rbd_diff_iterate(rbd_image_t image, const char *fromsnapname,
+				  uint64_t ofs, uint64_t len,
+				  int (*cb)(uint64_t, size_t, int, void *),
+				  void *arg);
+
+/* ---- Asynchronous open and close --------------------------------------- */
+
+/*
+ * Asynchronous open and close: they return at once and complete c later;
+ * rbd_aio_get_return_value(c) is then 0 or negative errno.  *image is
+ * written before completion and is only valid once c completed with 0.
+ */
+CEPH_RBD_API int rbd_aio_open(rados_ioctx_t io, const char *name,
+			      rbd_image_t *image, const char *snap_name,
+			      rbd_completion_t c);
+CEPH_RBD_API int rbd_aio_open_by_id(rados_ioctx_t io, const char *id,
+				    rbd_image_t *image, const char *snap_name,
+				    rbd_completion_t c);
+CEPH_RBD_API int rbd_aio_open_read_only(rados_ioctx_t io, const char *name,
+					rbd_image_t *image,
+					const char *snap_name,
+					rbd_completion_t c);
+CEPH_RBD_API int rbd_aio_open_by_id_read_only(rados_ioctx_t io, const char *id,
+					      rbd_image_t *image,
+					      const char *snap_name,
+					      rbd_completion_t c);
+CEPH_RBD_API int rbd_aio_close(rbd_image_t image, rbd_completion_t c);
+
+/* ---- Quiesce ----------------------------------------------------------- */
+
+/*
+ * Quiesce callbacks: another client creating a snapshot asks watchers to
+ * quiesce I/O first.  quiesce_cb(arg) is called; the snapshot waits until
+ * rbd_quiesce_complete(image, handle, r) reports r (a negative r makes the
+ * snapshot fail unless it ignores quiesce errors); unquiesce_cb(arg) follows.
+ */
+CEPH_RBD_API int rbd_quiesce_watch(rbd_image_t image,
+				   rbd_update_callback_t quiesce_cb,
+				   rbd_update_callback_t unquiesce_cb,
+				   void *arg, uint64_t *handle);
+CEPH_RBD_API void rbd_quiesce_complete(rbd_image_t image, uint64_t handle,
+				       int r);
+CEPH_RBD_API int rbd_quiesce_unwatch(rbd_image_t image, uint64_t handle);
+
+/* ---- Configuration lists ----------------------------------------------- */
+
+/*
+ * Configuration overrides: the rbd_* options with the value in effect for
+ * the pool (rbd_config_pool_list) or the image (rbd_config_image_list), and
+ * where each came from.  Free the arrays with the matching _cleanup call.
+ */
+CEPH_RBD_API int rbd_config_pool_list(rados_ioctx_t io_ctx,
+				      rbd_config_option_t *options,
+				      int *max_options);
+CEPH_RBD_API void rbd_config_pool_list_cleanup(rbd_config_option_t *options,
+					       int max_options);
+CEPH_RBD_API int rbd_config_image_list(rbd_image_t image,
+				       rbd_config_option_t *options,
+				       int *max_options);
+CEPH_RBD_API void rbd_config_image_list_cleanup(rbd_config_option_t *options,
+						int max_options);
+
+/* ---- Feature strings and cleanups -------------------------------------- */
+
+/*
+ * Small helpers: feature bit names (rbd_features_to_string writes a
+ * comma-separated list, -ERANGE with *size set when the buffer is short;
+ * rbd_features_from_string parses one, -EINVAL on an unknown name), option
+ * presence, and freeing of single image specs and linked-image spec arrays.
+ */
+CEPH_RBD_API int rbd_image_options_is_set(rbd_image_options_t opts, int optname,
+					  bool* is_set);
+CEPH_RBD_API void rbd_image_spec_cleanup(rbd_image_spec_t *image);
+CEPH_RBD_API void rbd_linked_image_spec_list_cleanup( rbd_linked_image_spec_t *images,
+						     size_t num_images);
+CEPH_RBD_API int rbd_features_to_string(uint64_t features, char *str_features,
+					size_t *size);
+CEPH_RBD_API int rbd_features_from_string(const char *str_features,
+					  uint64_t *features);
+
+/* ---- Trash ------------------------------------------------------------- */
+
+/*
+ * Trash: images moved aside (rbd_trash_move, optionally with a deferment
+ * delay), listed, restored, removed or purged.  Pool-level calls, forwarded to
+ * the system's librbd (see the README's delegation section); -EOPNOTSUPP
+ * with a diagnostic when it cannot be loaded.
+ */
+CEPH_RBD_API int rbd_trash_move(rados_ioctx_t io, const char *name,
+				uint64_t delay);
+CEPH_RBD_API int rbd_trash_get(rados_ioctx_t io, const char *id,
+			       rbd_trash_image_info_t *info);
+CEPH_RBD_API void rbd_trash_get_cleanup(rbd_trash_image_info_t *info);
+CEPH_RBD_API int rbd_trash_list(rados_ioctx_t io,
+				rbd_trash_image_info_t *trash_entries,
+				size_t *num_entries);
+CEPH_RBD_API void rbd_trash_list_cleanup(rbd_trash_image_info_t *trash_entries,
+					 size_t num_entries);
+CEPH_RBD_API int rbd_trash_purge(rados_ioctx_t io, time_t expire_ts,
+				 float threshold);
+CEPH_RBD_API int rbd_trash_purge_with_progress(rados_ioctx_t io,
+					       time_t expire_ts,
+					       float threshold,
+					       librbd_progress_fn_t cb,
+					       void* cbdata);
+CEPH_RBD_API int rbd_trash_remove(rados_ioctx_t io, const char *id, bool force);
+CEPH_RBD_API int rbd_trash_remove_with_progress(rados_ioctx_t io,
+						const char *id, bool force,
+						librbd_progress_fn_t cb,
+						void *cbdata);
+CEPH_RBD_API int rbd_trash_restore(rados_ioctx_t io, const char *id,
+				   const char *name);
+
+/* ---- Migration --------------------------------------------------------- */
+
+/*
+ * Live migration of an image (prepare, execute, commit/abort, status) and
+ * import from an external source.  Forwarded to the system's librbd; the
+ * image options passed in are copied into a librbd options object.
+ */
+CEPH_RBD_API int rbd_migration_prepare(rados_ioctx_t ioctx,
+				       const char *image_name,
+				       rados_ioctx_t dest_ioctx,
+				       const char *dest_image_name,
+				       rbd_image_options_t opts);
+CEPH_RBD_API int rbd_migration_prepare_import( const char *source_spec,
+					      rados_ioctx_t dest_ioctx,
+					      const char *dest_image_name,
+					      rbd_image_options_t opts);
+CEPH_RBD_API int rbd_migration_execute(rados_ioctx_t ioctx,
+				       const char *image_name);
+CEPH_RBD_API int rbd_migration_execute_with_progress(rados_ioctx_t ioctx,
+						     const char *image_name,
+						     librbd_progress_fn_t cb,
+						     void *cbdata);
+CEPH_RBD_API int rbd_migration_abort(rados_ioctx_t ioctx,
+				     const char *image_name);
+CEPH_RBD_API int rbd_migration_abort_with_progress(rados_ioctx_t ioctx,
+						   const char *image_name,
+						   librbd_progress_fn_t cb,
+						   void *cbdata);
+CEPH_RBD_API int rbd_migration_commit(rados_ioctx_t ioctx,
+				      const char *image_name);
+CEPH_RBD_API int rbd_migration_commit_with_progress(rados_ioctx_t ioctx,
+						    const char *image_name,
+						    librbd_progress_fn_t cb,
+						    void *cbdata);
+CEPH_RBD_API int rbd_migration_status(rados_ioctx_t ioctx,
+				      const char *image_name,
+				      rbd_image_migration_status_t *status,
+				      size_t status_size);
+CEPH_RBD_API void rbd_migration_status_cleanup( rbd_image_migration_status_t *status);
+
+/* ---- Mirroring --------------------------------------------------------- */
+
+/*
+ * RBD mirroring: pool mode and peers, site name, image enable/disable,
+ * promotion, resync, snapshots and status.  Forwarded to the system's librbd;
+ * image-level calls run on a short-lived librbd handle of the same image.
+ */
+CEPH_RBD_API int rbd_mirror_site_name_get(rados_t cluster, char *name,
+					  size_t *max_len);
+CEPH_RBD_API int rbd_mirror_site_name_set(rados_t cluster, const char *name);
+CEPH_RBD_API int rbd_mirror_mode_get(rados_ioctx_t io_ctx,
+				     rbd_mirror_mode_t *mirror_mode);
+CEPH_RBD_API int rbd_mirror_mode_set(rados_ioctx_t io_ctx,
+				     rbd_mirror_mode_t mirror_mode);
+CEPH_RBD_API int rbd_mirror_uuid_get(rados_ioctx_t io_ctx, char *uuid,
+				     size_t *max_len);
+CEPH_RBD_API int rbd_mirror_peer_bootstrap_create( rados_ioctx_t io_ctx,
+						  char *token, size_t *max_len);
+CEPH_RBD_API int rbd_mirror_peer_bootstrap_import( rados_ioctx_t io_ctx,
+						  rbd_mirror_peer_direction_t direction,
+						  const char *token);
+CEPH_RBD_API int rbd_mirror_peer_site_add( rados_ioctx_t io_ctx, char *uuid,
+					  size_t uuid_max_length,
+					  rbd_mirror_peer_direction_t direction,
+					  const char *site_name,
+					  const char *client_name);
+CEPH_RBD_API int rbd_mirror_peer_site_set_name( rados_ioctx_t io_ctx,
+					       const char *uuid,
+					       const char *site_name);
+CEPH_RBD_API int rbd_mirror_peer_site_set_client_name( rados_ioctx_t io_ctx,
+						      const char *uuid,
+						      const char *client_name);
+CEPH_RBD_API int rbd_mirror_peer_site_set_direction( rados_ioctx_t io_ctx,
+						    const char *uuid,
+						    rbd_mirror_peer_direction_t direction);
+CEPH_RBD_API int rbd_mirror_peer_site_remove( rados_ioctx_t io_ctx,
+					     const char *uuid);
+CEPH_RBD_API int rbd_mirror_peer_site_list( rados_ioctx_t io_ctx,
+					   rbd_mirror_peer_site_t *peers,
+					   int *max_peers);
+CEPH_RBD_API void rbd_mirror_peer_site_list_cleanup( rbd_mirror_peer_site_t *peers,
+						    int max_peers);
+CEPH_RBD_API int rbd_mirror_peer_site_get_attributes( rados_ioctx_t p,
+						     const char *uuid,
+						     char *keys,
+						     size_t *max_key_len,
+						     char *values,
+						     size_t *max_value_len,
+						     size_t *key_value_count);
+CEPH_RBD_API int rbd_mirror_peer_site_set_attributes( rados_ioctx_t p,
+						     const char *uuid,
+						     const char *keys,
+						     const char *values,
+						     size_t key_value_count);
+CEPH_RBD_API int rbd_mirror_image_global_status_list( rados_ioctx_t io_ctx,
+						     const char *start_id,
+						     size_t max,
+						     char **image_ids,
+						     rbd_mirror_image_global_status_t *images,
+						     size_t *len);
+CEPH_RBD_API void rbd_mirror_image_global_status_list_cleanup( char **image_ids,
+							      rbd_mirror_image_global_status_t *images,
+							      size_t len);
+CEPH_RBD_API int rbd_mirror_peer_add( rados_ioctx_t io_ctx, char *uuid,
+				     size_t uuid_max_length,
+				     const char *cluster_name,
+				     const char *client_name) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_mirror_peer_remove( rados_ioctx_t io_ctx,
+					const char *uuid) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_mirror_peer_list( rados_ioctx_t io_ctx,
+				      rbd_mirror_peer_t *peers,
+				      int *max_peers) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API void rbd_mirror_peer_list_cleanup( rbd_mirror_peer_t *peers,
+					       int max_peers) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_mirror_peer_set_client( rados_ioctx_t io_ctx,
+					    const char *uuid,
+					    const char *client_name) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_mirror_peer_set_cluster( rados_ioctx_t io_ctx,
+					     const char *uuid,
+					     const char *cluster_name) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_mirror_peer_get_attributes( rados_ioctx_t p,
+						const char *uuid, char *keys,
+						size_t *max_key_len,
+						char *values,
+						size_t *max_value_len,
+						size_t *key_value_count) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_mirror_peer_set_attributes( rados_ioctx_t p,
+						const char *uuid,
+						const char *keys,
+						const char *values,
+						size_t key_value_count) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_mirror_image_status_list( rados_ioctx_t io_ctx,
+					      const char *start_id, size_t max,
+					      char **image_ids,
+					      rbd_mirror_image_status_t *images,
+					      size_t *len) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API void rbd_mirror_image_status_list_cleanup( char **image_ids,
+						       rbd_mirror_image_status_t *images,
+						       size_t len) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_mirror_image_status_summary( rados_ioctx_t io_ctx,
+						 rbd_mirror_image_status_state_t *states,
+						 int *counts, size_t *maxlen);
+CEPH_RBD_API int rbd_mirror_image_instance_id_list(rados_ioctx_t io_ctx,
+						   const char *start_id,
+						   size_t max, char **image_ids,
+						   char **instance_ids,
+						   size_t *len);
+CEPH_RBD_API void rbd_mirror_image_instance_id_list_cleanup(char **image_ids,
+							    char **instance_ids,
+							    size_t len);
+CEPH_RBD_API int rbd_mirror_image_info_list( rados_ioctx_t io_ctx,
+					    rbd_mirror_image_mode_t *mode_filter,
+					    const char *start_id, size_t max,
+					    char **image_ids,
+					    rbd_mirror_image_mode_t *mode_entries,
+					    rbd_mirror_image_info_t *info_entries,
+					    size_t *num_entries);
+CEPH_RBD_API void rbd_mirror_image_info_list_cleanup( char **image_ids,
+						     rbd_mirror_image_info_t *info_entries,
+						     size_t num_entries);
+CEPH_RBD_API int rbd_mirror_image_enable(rbd_image_t image) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_mirror_image_enable2(rbd_image_t image,
+					  rbd_mirror_image_mode_t mode);
+CEPH_RBD_API int rbd_mirror_image_disable(rbd_image_t image, bool force);
+CEPH_RBD_API int rbd_mirror_image_promote(rbd_image_t image, bool force);
+CEPH_RBD_API int rbd_mirror_image_demote(rbd_image_t image);
+CEPH_RBD_API int rbd_mirror_image_resync(rbd_image_t image);
+CEPH_RBD_API int rbd_mirror_image_create_snapshot(rbd_image_t image,
+						  uint64_t *snap_id);
+CEPH_RBD_API int rbd_mirror_image_create_snapshot2(rbd_image_t image,
+						   uint32_t flags,
+						   uint64_t *snap_id);
+CEPH_RBD_API int rbd_mirror_image_get_info(rbd_image_t image,
+					   rbd_mirror_image_info_t *mirror_image_info,
+					   size_t info_size);
+CEPH_RBD_API void rbd_mirror_image_get_info_cleanup( rbd_mirror_image_info_t *mirror_image_info);
+CEPH_RBD_API int rbd_mirror_image_get_mode(rbd_image_t image,
+					   rbd_mirror_image_mode_t *mode);
+CEPH_RBD_API int rbd_mirror_image_get_global_status( rbd_image_t image,
+						    rbd_mirror_image_global_status_t *mirror_image_global_status,
+						    size_t status_size);
+CEPH_RBD_API void rbd_mirror_image_global_status_cleanup( rbd_mirror_image_global_status_t *mirror_image_global_status);
+CEPH_RBD_API int rbd_mirror_image_get_status( rbd_image_t image,
+					     rbd_mirror_image_status_t *mirror_image_status,
+					     size_t status_size) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_mirror_image_get_instance_id(rbd_image_t image,
+						  char *instance_id,
+						  size_t *id_max_length);
+CEPH_RBD_API int rbd_aio_mirror_image_promote(rbd_image_t image, bool force,
+					      rbd_completion_t c);
+CEPH_RBD_API int rbd_aio_mirror_image_demote(rbd_image_t image,
+					     rbd_completion_t c);
+CEPH_RBD_API int rbd_aio_mirror_image_get_info(rbd_image_t image,
+					       rbd_mirror_image_info_t *mirror_image_info,
+					       size_t info_size,
+					       rbd_completion_t c);
+CEPH_RBD_API int rbd_aio_mirror_image_get_mode(rbd_image_t image,
+					       rbd_mirror_image_mode_t *mode,
+					       rbd_completion_t c);
+CEPH_RBD_API int rbd_aio_mirror_image_get_global_status( rbd_image_t image,
+							rbd_mirror_image_global_status_t *mirror_global_image_status,
+							size_t status_size,
+							rbd_completion_t c);
+CEPH_RBD_API int rbd_aio_mirror_image_get_status( rbd_image_t image,
+						 rbd_mirror_image_status_t *mirror_image_status,
+						 size_t status_size,
+						 rbd_completion_t c) CEPH_RBD_DEPRECATED;
+CEPH_RBD_API int rbd_aio_mirror_image_create_snapshot(rbd_image_t image,
+						      uint32_t flags,
+						      uint64_t *snap_id,
+						      rbd_completion_t c);
+
+/* ---- Groups ------------------------------------------------------------ */
+
+/*
+ * Consistency groups: groups, their images and group snapshots.  Forwarded
+ * to the system's librbd.
+ */
+CEPH_RBD_API int rbd_group_create(rados_ioctx_t p, const char *name);
+CEPH_RBD_API int rbd_group_remove(rados_ioctx_t p, const char *name);
+CEPH_RBD_API int rbd_group_list(rados_ioctx_t p, char *names, size_t *size);
+CEPH_RBD_API int rbd_group_rename(rados_ioctx_t p, const char *src_name,
+				  const char *dest_name);
+CEPH_RBD_API int rbd_group_info_cleanup(rbd_group_info_t *group_info,
+					size_t group_info_size);
+CEPH_RBD_API int rbd_group_image_add(rados_ioctx_t group_p,
+				     const char *group_name,
+				     rados_ioctx_t image_p,
+				     const char *image_name);
+CEPH_RBD_API int rbd_group_image_remove(rados_ioctx_t group_p,
+					const char *group_name,
+					rados_ioctx_t image_p,
+					const char *image_name);
+CEPH_RBD_API int rbd_group_image_remove_by_id(rados_ioctx_t group_p,
+					      const char *group_name,
+					      rados_ioctx_t image_p,
+					      const char *image_id);
+CEPH_RBD_API int rbd_group_image_list(rados_ioctx_t group_p,
+				      const char *group_name,
+				      rbd_group_image_info_t *images,
+				      size_t group_image_info_size,
+				      size_t *num_entries);
+CEPH_RBD_API int rbd_group_image_list_cleanup(rbd_group_image_info_t *images,
+					      size_t group_image_info_size,
+					      size_t num_entries);
+CEPH_RBD_API int rbd_group_snap_create(rados_ioctx_t group_p,
+				       const char *group_name,
+				       const char *snap_name);
+CEPH_RBD_API int rbd_group_snap_create2(rados_ioctx_t group_p,
+					const char *group_name,
+					const char *snap_name, uint32_t flags);
+CEPH_RBD_API int rbd_group_snap_remove(rados_ioctx_t group_p,
+				       const char *group_name,
+				       const char *snap_name);
+CEPH_RBD_API int rbd_group_snap_rename(rados_ioctx_t group_p,
+				       const char *group_name,
+				       const char *old_snap_name,
+				       const char *new_snap_name);
+CEPH_RBD_API int rbd_group_snap_list(rados_ioctx_t group_p,
+				     const char *group_name,
+				     rbd_group_snap_info_t *snaps,
+				     size_t group_snap_info_size,
+				     size_t *num_entries);
+CEPH_RBD_API int rbd_group_snap_list_cleanup(rbd_group_snap_info_t *snaps,
+					     size_t group_snap_info_size,
+					     size_t num_entries);
+CEPH_RBD_API int rbd_group_snap_rollback(rados_ioctx_t group_p,
+					 const char *group_name,
+					 const char *snap_name);
+CEPH_RBD_API int rbd_group_snap_rollback_with_progress(rados_ioctx_t group_p,
+						       const char *group_name,
+						       const char *snap_name,
+						       librbd_progress_fn_t cb,
+						       void *cbdata);
+
+/* ---- Namespaces, pool metadata and statistics -------------------------- */
+
+/*
+ * Namespaces, pool initialisation, pool metadata and pool statistics.
+ * Forwarded to the system's librbd.
+ */
+CEPH_RBD_API int rbd_pool_metadata_get(rados_ioctx_t io_ctx, const char *key,
+				       char *value, size_t *val_len);
+CEPH_RBD_API int rbd_pool_metadata_set(rados_ioctx_t io_ctx, const char *key,
+				       const char *value);
+CEPH_RBD_API int rbd_pool_metadata_remove(rados_ioctx_t io_ctx,
+					  const char *key);
+CEPH_RBD_API int rbd_pool_metadata_list(rados_ioctx_t io_ctx, const char *start,
+					uint64_t max, char *keys,
+					size_t *key_len, char *values,
+					size_t *vals_len);
+CEPH_RBD_API int rbd_namespace_create(rados_ioctx_t io,
+				      const char *namespace_name);
+CEPH_RBD_API int rbd_namespace_remove(rados_ioctx_t io,
+				      const char *namespace_name);
+CEPH_RBD_API int rbd_namespace_list(rados_ioctx_t io, char *namespace_names,
+				    size_t *size);
+CEPH_RBD_API int rbd_pool_init(rados_ioctx_t io, bool force);
+CEPH_RBD_API void rbd_pool_stats_create(rbd_pool_stats_t *stats);
+CEPH_RBD_API void rbd_pool_stats_destroy(rbd_pool_stats_t stats);
+CEPH_RBD_API int rbd_pool_stats_option_add_uint64(rbd_pool_stats_t stats,
+						  int stat_option,
+						  uint64_t* stat_val);
+CEPH_RBD_API int rbd_pool_stats_get(rados_ioctx_t io, rbd_pool_stats_t stats);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC diagnostic pop
