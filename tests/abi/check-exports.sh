@@ -27,6 +27,32 @@ else
 	fail=$((fail + 1))
 fi
 
+# The same rbd_* functions as the system's librbd.so.1 (Debian 12: 280),
+# name for name, in librbdlite.so and in the substitute.
+real=${RBDLITE_SYSTEM_LIBRBD:-}
+if [ -z "$real" ]; then
+	for f in /usr/lib/x86_64-linux-gnu/librbd.so.1 /usr/lib/*/librbd.so.1 /usr/lib64/librbd.so.1; do
+		[ -f "$f" ] && { real=$f; break; }
+	done
+fi
+if [ -z "$real" ] || [ ! -f "$real" ]; then
+	echo "FAIL: the system's librbd.so.1 is not installed (tests/deps.sh installs librbd1)"
+	fail=$((fail + 1))
+else
+	want=$(nm -D --defined-only "$real" | awk '$2 == "T" && $3 ~ /^rbd_/ { print $3 }' | sort)
+	for l in "$lib" "$builddir/lib/librbd1/.libs/librbd.so.1"; do
+		have=$(nm -D --defined-only "$l" | awk '$2 == "T" && $3 ~ /^rbd_/ { print $3 }' | sort)
+		if [ "$have" = "$want" ]; then
+			echo "PASS: $(basename "$l") exports the $(echo "$want" | wc -l) rbd_* functions of $real"
+			pass=$((pass + 1))
+		else
+			echo "FAIL: $(basename "$l") and $real export different rbd_* functions (< only in $real, > only in ours):"
+			diff <(echo "$want") <(echo "$have") | grep '^[<>]' | head -40
+			fail=$((fail + 1))
+		fi
+	done
+fi
+
 # No symbol versions: librbd.so.1 has none, and a versioned symbol would
 # stamp a version into programs linked against us.
 if readelf -V "$lib" | grep -q 'Version definition section'; then

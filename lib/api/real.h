@@ -1,0 +1,110 @@
+/*
+ * real.h - the system's librbd, for the calls librbdlite forwards to it
+ * (real.c; the forwarding entry points are rbd_delegated.c).
+ *
+ * librbdlite implements the data path and the everyday control plane
+ * itself; the pool-level long tail (trash, groups, mirroring, migration,
+ * namespaces, pool metadata and statistics) is forwarded to the real
+ * librbd.  Only librados objects (rados_ioctx_t), strings and plain
+ * structs ever cross: an image-level forwarded call runs on a short-lived
+ * real-librbd handle of the same image, and librbdlite's image options are
+ * copied into a real options object first.
+ *
+ * Threading: every function may be called from any thread.  The library
+ * is chosen once; the real handles are private to one call.
+ */
+#ifndef RBDL_API_REAL_H
+#define RBDL_API_REAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "rbd/librbd.h"
+
+struct rbdl_image;
+
+/*
+ * The real librbd's definition of function name, or NULL when no real
+ * librbd can be loaded; then a one-line "librbdlite:" diagnostic naming
+ * the function is printed the first time *warned is seen clear.
+ */
+void *rbdl_real_sym(const char *name, atomic_int *warned);
+
+/*
+ * Open a real-librbd handle of img's image (by id, on img's I/O context,
+ * read-only if img is, at img's snapshot if it is at one).  If img holds
+ * the exclusive lock, the real handle asks for it through the normal
+ * request-lock notification when it needs it.  0 or negative errno.
+ */
+int rbdl_real_image_open(struct rbdl_image *img, const char *fn,
+			 rbd_image_t *out);
+
+/* Close a handle of rbdl_real_image_open() and make img re-read its
+ * header before its next operation (the call may have changed it). */
+void rbdl_real_image_close(struct rbdl_image *img, rbd_image_t real);
+
+/*
+ * A real-librbd copy of librbdlite's image options opts (NULL stays NULL).
+ * 0 or negative errno; free *out with rbdl_real_opts_free().
+ */
+int rbdl_real_opts_copy(rbd_image_options_t opts, const char *fn,
+			rbd_image_options_t *out);
+void rbdl_real_opts_free(rbd_image_options_t real_opts);
+
+/*
+ * The forwarding bodies.  FN is the exported function, whose own
+ * prototype gives the pointer's type.  RBDL_FORWARD returns -EOPNOTSUPP
+ * when there is no real librbd; RBDL_FORWARD_VOID then does nothing.
+ */
+#define RBDL_REAL_FN(fn)                                                 \
+	__extension__({                                                  \
+		static atomic_int warned_;                               \
+		(__typeof__(&fn))rbdl_real_sym(#fn, &warned_);           \
+	})
+
+#define RBDL_FORWARD(fn, ...)                                            \
+	do {                                                             \
+		__typeof__(&fn) real_ = RBDL_REAL_FN(fn);                \
+		if (!real_)                                              \
+			return -EOPNOTSUPP;                              \
+		return real_(__VA_ARGS__);                               \
+	} while (0)
+
+#define RBDL_FORWARD_VOID(fn, ...)                                       \
+	do {                                                             \
+		__typeof__(&fn) real_ = RBDL_REAL_FN(fn);                \
+		if (real_)                                               \
+			real_(__VA_ARGS__);                              \
+	} while (0)
+
+/*
+ * An image-level call: on a short-lived real handle of image's image.  A
+ * handle that librbdlite never made is passed through unchanged: it is the
+ * real librbd's own, reaching us because the real librbd calls some of its
+ * exported functions itself (they bind to ours first), e.g.
+ * rbd_mirror_image_enable() calling rbd_mirror_image_enable2().
+ */
+#define RBDL_FORWARD_IMAGE(fn, image, ...)                               \
+	do {                                                             \
+		__typeof__(&fn) real_ = RBDL_REAL_FN(fn);                \
+		struct rbdl_image *img_ = rbdl_image_from_user(image);   \
+		rbd_image_t h_;                                          \
+		int r_;                                                  \
+		if (!img_) {                                             \
+			if (!image || rbdl_image_handle_known(image))    \
+				return -EINVAL;                          \
+			if (!real_)                                      \
+				return -EOPNOTSUPP;                      \
+			return real_(image __VA_OPT__(, ) __VA_ARGS__);  \
+		}                                                        \
+		if (!real_)                                              \
+			return -EOPNOTSUPP;                              \
+		r_ = rbdl_real_image_open(img_, #fn, &h_);               \
+		if (r_ < 0)                                              \
+			return r_;                                       \
+		r_ = real_(h_ __VA_OPT__(, ) __VA_ARGS__);               \
+		rbdl_real_image_close(img_, h_);                         \
+		return r_;                                               \
+	} while (0)
+
+#endif /* RBDL_API_REAL_H */
