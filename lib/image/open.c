@@ -21,6 +21,7 @@
 #include "lock.h"
 #include "objmap.h"
 #include "parent.h"
+#include "quiesce.h"
 #include "proto/cls_rbd.h"
 #include "refresh.h"
 #include "updwatch.h"
@@ -55,6 +56,7 @@ static void image_close(struct rbdl_image *img)
 {
 	rbdl_lock_shutdown(img);	/* releases the lock if we hold it */
 	rbdl_watch_stop(img);
+	rbdl_quiesce_shutdown(img);	/* after the watch: no callback left */
 	rbdl_updw_shutdown(img);
 	rbdl_parent_close(img);
 	rbdl_objmap_destroy(img);
@@ -178,6 +180,17 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 fail:
 	image_close(img);
 	return r;
+}
+
+bool rbdl_image_handle_known(const void *p)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&handles_lock);
+	for (struct rbdl_handle *h = handles; h && !found; h = h->next)
+		found = (const void *)h == p;
+	pthread_mutex_unlock(&handles_lock);
+	return found;
 }
 
 int rbdl_image_close(struct rbdl_handle *h)

@@ -23,6 +23,13 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 int rbdl_image_close(struct rbdl_handle *h);
 
 /*
+ * Whether p is a handle rbd_open*() made (open or closed), by address: no
+ * memory behind p is read.  The delegation (api/real.c) tells librbdlite's
+ * handles from the real librbd's with it.
+ */
+bool rbdl_image_handle_known(const void *p);
+
+/*
  * rbd_snap_set: switch the read view to snapshot snap_name (NULL: back to
  * HEAD).  In-flight I/O is drained first (caller holds maint_mu).  At a
  * snapshot, writes fail with -EROFS and the size is the snapshot's; the
