@@ -22,7 +22,9 @@
  *   snap remove:    snapshot_trash_add, snapshot_get (clones keep it in the
  *            trash), with fast-diff object_map_snap_remove into the next
  *            newer map (or HEAD), remove the snapshot's map object,
- *            snapshot_remove, release the selfmanaged snap id
+ *            release the selfmanaged snap id, snapshot_remove (librbd's
+ *            order; ops/snap.c); the last snapshot of a flattened clone
+ *            going detaches it from its parent
  *   rollback:       resize to the snapshot's size, HEAD object map := the
  *            snapshot's, every object rolled back (the OSD removes those
  *            that did not exist at the snapshot)

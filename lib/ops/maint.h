@@ -25,11 +25,19 @@
 #ifndef RBDL_MAINT_H
 #define RBDL_MAINT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct rbdl_image;
 
 int rbdl_maint_resize(struct rbdl_image *img, uint64_t size);
+/* rbd_resize2: allow_shrink false refuses a shrink (-EINVAL); cb (may be
+ * NULL) is called once per object the trim goes through, as librbd's
+ * TrimRequest reports progress; its negative return ends the trim with
+ * that value (the size is kept). */
+int rbdl_maint_resize2(struct rbdl_image *img, uint64_t size,
+		       bool allow_shrink,
+		       int (*cb)(uint64_t, uint64_t, void *), void *arg);
 int rbdl_maint_snap_create(struct rbdl_image *img, const char *name);
 int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name);
 int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name);
@@ -38,5 +46,19 @@ int rbdl_maint_snap_set(struct rbdl_image *img, const char *name);
  * owner, HEADER_UPDATE sent.  -EROFS on read-only and snapshot opens. */
 int rbdl_maint_metadata_set(struct rbdl_image *img, const char *key,
 			    const char *value);
+
+/* A progress callback: librbd_progress_fn_t (offset, total, arg). */
+typedef int (*rbdl_progress_fn)(uint64_t offset, uint64_t total, void *arg);
+/* rbd_snap_create2: flags are RBD_SNAP_CREATE_* (-EINVAL for others);
+ * unless told to skip, the watchers are asked to quiesce first (cb, if
+ * not NULL, is called after each QUIESCE attempt: attempt, attempts). */
+int rbdl_maint_snap_create2(struct rbdl_image *img, const char *name,
+			    uint32_t flags, rbdl_progress_fn cb, void *arg);
+/* Remove snapshot snap_id of any namespace (rbd_snap_remove_by_id). */
+int rbdl_maint_snap_remove_id(struct rbdl_image *img, uint64_t snap_id);
+/* rbd_snap_rollback_with_progress: cb (if not NULL) after each object
+ * (objno, objects); a negative return stops and is the result. */
+int rbdl_maint_snap_rollback2(struct rbdl_image *img, const char *name,
+			      rbdl_progress_fn cb, void *arg);
 
 #endif /* RBDL_MAINT_H */

@@ -1,8 +1,11 @@
 /*
- * snap.c - rbd_snap_create, rbd_snap_remove and rbd_snap_rollback as
+ * snap.c - rbd_snap_create(2), rbd_snap_remove(_by_id) and
+ * rbd_snap_rollback(_with_progress) as
  * librbd 16.2's SnapshotCreateRequest, SnapshotRemoveRequest and
  * SnapshotRollbackRequest (with their object_map counterparts) do them;
- * the sequences are in maint.c's comment.
+ * the sequences are in maint.c's comment.  A snapshot is created between
+ * a QUIESCE and an UNQUIESCE notification to the header's watchers, as
+ * librbd does unless told to skip it.
  *
  * Threading: synchronous, inside rbdl_maint_begin/end (maint_int.h).
  */
@@ -36,6 +39,29 @@
 #include "rbd/librbd.h"
 
 #define SNAP_ID_RETRIES 10
+#define QUIESCE_TIMEOUT_MS 5000
+/* Internal create flags (librbd's SNAP_CREATE_FLAG_*), above the API's. */
+#define SNAP_NOTIFY (1u << 30)
+#define SNAP_IGNORE_ERR (1u << 29)
+
+/* An ack of a quiesce notification: a ResponseMessage other than
+ * -EOPNOTSUPP is the watcher's verdict (empty acks count as success). */
+static int quiesce_ack(uint64_t gid, uint64_t cookie, bool timed_out,
+		       const uint8_t *payload, uint32_t len, void *arg)
+{
+	int32_t *res = arg, v;
+
+	(void)gid;
+	(void)cookie;
+	if (timed_out || len == 0)
+		return 0;
+	if (rbdl_decode_notify_response(payload, len, &v) < 0)
+		v = -EINVAL;
+	if (v == -EOPNOTSUPP || v >= 0)
+		return 0;
+	*res = v;
+	return v;
+}
 
 /* object_map SnapshotCreateRequest: HEAD's map becomes the snapshot's;
  * with fast-diff HEAD's EXISTS turn EXISTS_CLEAN. */
@@ -57,19 +83,124 @@ static int snap_create_map(struct rbdl_image *img, uint64_t snap_id)
 	return rbdl_objmap_write(img, rbdl_objmap_oid(img->om), true, "object_map_snap_add", NULL, 0);
 }
 
-int rbdl_maint_snap_create(struct rbdl_image *img, const char *name)
+/* ---- quiesce notifications ------------------------------------------------ */
+
+/* librbd's util::reserve_async_request_id: one counter per process. */
+static _Atomic uint64_t async_request_ids;
+
+/* QUIESCE or UNQUIESCE (NotifyMessage v7 with an AsyncRequestId: ClientId
+ * {gid, watch handle}, request id) to every watcher of the header. */
+static int quiesce_send(struct rbdl_image *img, uint32_t op, uint64_t req,
+			int32_t *acked)
+{
+	uint8_t buf[64];
+	struct rbdl_enc e;
+	size_t tok;
+	char *reply = NULL;
+	size_t rlen = 0;
+	int r;
+
+	rbdl_enc_init(&e, buf, sizeof(buf));
+	tok = rbdl_enc_struct_start(&e, 7, 1);
+	rbdl_enc_u32(&e, op);
+	rbdl_enc_u64(&e, rados_get_instance_id(img->cluster));
+	rbdl_enc_u64(&e, img->watching ? img->watch_cookie : 0);
+	rbdl_enc_u64(&e, req);
+	rbdl_enc_struct_end(&e, tok);
+	if (e.err)
+		return e.err;
+	r = rados_notify2(img->md_io, img->header_oid, (const char *)buf,
+			  (int)e.len, QUIESCE_TIMEOUT_MS, &reply, &rlen);
+	*acked = 0;
+	if (r == 0 && reply)
+		r = rbdl_walk_notify_reply(reply, rlen, quiesce_ack, acked);
+	if (reply)
+		rados_buffer_free(reply);
+	return r < 0 ? r : *acked;
+}
+
+/*
+ * ImageWatcher::notify_quiesce: up to rbd_quiesce_notification_attempts
+ * notifications while watchers time out; the progress callback learns
+ * each attempt (its return value is ignored, as librbd ignores it).  A
+ * watcher answering with an error (other than -EOPNOTSUPP) fails it.
+ */
+static int quiesce(struct rbdl_image *img, uint64_t req,
+		   rbdl_progress_fn cb, void *arg)
+{
+	char val[32];
+	uint64_t total = 10, left;
+	int32_t acked;
+	int r;
+
+	if (rados_conf_get(img->cluster, "rbd_quiesce_notification_attempts",
+			   val, sizeof(val)) == 0)
+		total = strtoull(val, NULL, 10);
+	if (total == 0)
+		total = 1;
+	for (left = total;;) {
+		left--;
+		r = quiesce_send(img, RBDL_NOTIFY_QUIESCE, req, &acked);
+		if (cb)
+			cb(total - left, total, arg);
+		if (r != -ETIMEDOUT || left == 0)
+			break;
+	}
+	return r;
+}
+
+int rbdl_maint_snap_create2(struct rbdl_image *img, const char *name,
+			    uint32_t flags, rbdl_progress_fn cb, void *arg)
 {
 	struct rbdl_snap_info si;
-	uint64_t snap_id = 0;
+	uint64_t snap_id = 0, req = 0;
+	bool quiesced = false;
 	int r;
 
 	if (!name)
 		return -EINVAL;
-	if (img->open_ro)
+	/* util::snap_create_flags_api_to_internal: SKIP wins; anything
+	 * left over is invalid (both flags together included). */
+	uint32_t internal = 0;
+
+	if (flags & RBD_SNAP_CREATE_SKIP_QUIESCE) {
+		flags &= ~(uint32_t)RBD_SNAP_CREATE_SKIP_QUIESCE;
+	} else if (flags & RBD_SNAP_CREATE_IGNORE_QUIESCE_ERROR) {
+		flags &= ~(uint32_t)RBD_SNAP_CREATE_IGNORE_QUIESCE_ERROR;
+		internal = SNAP_NOTIFY | SNAP_IGNORE_ERR;
+	} else {
+		internal = SNAP_NOTIFY;
+	}
+	if (flags)
+		return -EINVAL;
+	flags = internal;
+	/* Read-only and snapshot opens fail first (rbdl_maint_begin checks
+	 * again under maint_mu), then a name already taken. */
+	if (img->open_ro || img->read_only)
 		return -EROFS;
+	r = rbdl_maint_find_snap(img, name, &si);
+	if (r == 0) {
+		rbdl_snap_info_free(&si);
+		return -EEXIST;
+	}
+	if (r != -ENOENT)
+		return r;
+	/* Quiesce before our writes are parked, as librbd does: a quiesce
+	 * callback (ours included, when this image watches for them) may
+	 * write and wait for its writes before it completes. */
+	if (flags & SNAP_NOTIFY) {
+		req = atomic_fetch_add(&async_request_ids, 1) + 1;
+		quiesced = true;
+		r = quiesce(img, req, cb, arg);
+		if (r < 0 && !(flags & SNAP_IGNORE_ERR)) {
+			rbdl_log("image %s: quiesce before snapshot %s "
+				 "failed (%d)", img->name, name, r);
+			goto unquiesce;
+		}
+	}
 	r = rbdl_maint_begin(img, true);
 	if (r < 0)
-		return r;
+		goto unquiesce;
 	r = rbdl_maint_find_snap(img, name, &si);
 	if (r == 0) {
 		rbdl_snap_info_free(&si);
@@ -114,7 +245,28 @@ int rbdl_maint_snap_create(struct rbdl_image *img, const char *name)
 	rbdl_maint_notify(img);
 out:
 	rbdl_maint_end(img);
+unquiesce:
+	if (quiesced) {
+		int32_t acked;
+
+		quiesce_send(img, RBDL_NOTIFY_UNQUIESCE, req, &acked);
+	}
 	return r;
+}
+
+int rbdl_maint_snap_create(struct rbdl_image *img, const char *name)
+{
+	char mode[32] = "required";
+	uint32_t flags = 0;
+
+	/* util::get_default_snap_create_flags */
+	rados_conf_get(img->cluster, "rbd_default_snapshot_quiesce_mode", mode,
+		       sizeof(mode));
+	if (!strcmp(mode, "skip"))
+		flags = RBD_SNAP_CREATE_SKIP_QUIESCE;
+	else if (!strcmp(mode, "ignore-error"))
+		flags = RBD_SNAP_CREATE_IGNORE_QUIESCE_ERROR;
+	return rbdl_maint_snap_create2(img, name, flags, NULL, NULL);
 }
 
 static int protection_status(struct rbdl_image *img, uint64_t snap_id,
@@ -170,23 +322,181 @@ static int snap_remove_map(struct rbdl_image *img, uint64_t snap_id)
 	return r == -ENOENT ? 0 : r;
 }
 
-int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name)
+/* Does snapshot snap (RBDL_NOSNAP: HEAD) of img reference a parent
+ * (parent_overlap_get has a value)? */
+static int refs_parent(struct rbdl_image *img, uint64_t snap, bool *has)
+{
+	char *buf;
+	size_t len;
+	uint64_t ov;
+	int r = rbdl_cls_read_arg_u64(img->md_io, img->header_oid,
+				      "parent_overlap_get", snap, &buf, &len);
+
+	*has = false;
+	if (r == -EOPNOTSUPP)
+		return 0;
+	if (r < 0)
+		return r;
+	r = rbdl_decode_parent_overlap(buf, len, has, &ov);
+	rados_buffer_free(buf);
+	return r;
+}
+
+/* DetachChildRequest's clone v2 epilogue: the parent snapshot sits in the
+ * trash namespace and lost its last child -> remove it (as its owner). */
+static void remove_trashed_parent_snap(rados_ioctx_t pio, const char *pid,
+				       uint64_t psnap)
+{
+	struct rbdl_snap_info si;
+	struct rbdl_handle *h;
+	char oid[RBDL_OID_MAX];
+	int r;
+
+	rbdl_oid_header(oid, sizeof(oid), pid);
+	if (rbdl_read_snapshot_info(pio, oid, psnap, &si) < 0)
+		return;
+	bool gone = si.ns_type == 2 && si.child_count == 0;
+
+	rbdl_snap_info_free(&si);
+	if (!gone)
+		return;
+	r = rbdl_image_open(pio, NULL, pid, NULL, false, &h);
+	if (r == 0) {
+		r = rbdl_maint_snap_remove_id(h->img, psnap);
+		rbdl_image_close(h);
+	}
+	if (r < 0 && r != -ENOENT)
+		rbdl_log("parent image %s: trashed snapshot %" PRIu64
+			 " not removed (%d)", pid, psnap, r);
+}
+
+/*
+ * SnapshotRemoveRequest::detach_child: a snapshot of a clone whose HEAD no
+ * longer has the parent (flattened without deep-flatten) and which is the
+ * last snapshot referencing it takes the image off the parent's children
+ * (clone v2: child_detach on the parent header, then a trashed parent
+ * snapshot without children goes; v1: remove_child on rbd_children of our
+ * pool).  Already detached (-ENOENT) is fine.
+ */
+static int detach_last_ref(struct rbdl_image *img, uint64_t snap_id)
+{
+	struct rbdl_parent_spec ps;
+	char *buf, *ns = NULL, oid[RBDL_OID_MAX];
+	uint64_t *ids = NULL, opf = 0;
+	uint32_t n = 0;
+	uint8_t in[1024];
+	rados_ioctx_t pio = NULL;
+	size_t len;
+	bool has;
+	long m;
+	int r = refs_parent(img, snap_id, &has);
+
+	if (r < 0 || !has)
+		return r;
+	r = refs_parent(img, RBDL_NOSNAP, &has);
+	if (r < 0 || has)
+		return r;	/* HEAD keeps the same parent */
+	pthread_mutex_lock(&img->refresh_lock);
+	ids = malloc((img->nsnaps ? img->nsnaps : 1) * sizeof(*ids));
+	if (ids) {
+		n = img->nsnaps;
+		memcpy(ids, img->snaps, n * sizeof(*ids));
+	}
+	pthread_mutex_unlock(&img->refresh_lock);
+	if (!ids)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n && r == 0 && !has; i++)
+		if (ids[i] != snap_id)
+			r = refs_parent(img, ids[i], &has);
+	free(ids);
+	if (r < 0 || has)
+		return r;	/* another snapshot still references it */
+	r = rbdl_cls_read(img->md_io, img->header_oid, "rbd", "parent_get",
+			  NULL, 0, &buf, &len);
+	if (r < 0)
+		return r;
+	r = rbdl_decode_parent_spec(buf, len, &ps);
+	rados_buffer_free(buf);
+	if (r < 0)
+		return r;
+	if (ps.pool_id < 0)
+		goto out;
+	r = rbdl_cls_read_u64(img->md_io, img->header_oid, "op_features_get",
+			      NULL, 0, &opf);
+	if (r < 0 && r != -EOPNOTSUPP)
+		goto out;
+	if (opf & RBD_OPERATION_FEATURE_CLONE_CHILD) {
+		r = rbdl_ioctx_namespace(img->md_io, &ns);
+		if (r == 0)
+			r = rbdl_ioctx_dup(img->cluster, ps.pool_id,
+					   ps.pool_namespace, &pio);
+		if (r < 0)
+			goto out;
+		rbdl_oid_header(oid, sizeof(oid), ps.image_id);
+		m = rbdl_encode_child_detach(in, sizeof(in), ps.snap_id,
+					     img->md_pool_id, img->id, ns);
+		r = m < 0 ? (int)m
+			  : rbdl_cls_write(pio, oid, "rbd", "child_detach", in,
+					   (size_t)m);
+		if (r == -ENOENT)
+			r = 0;
+		if (r == 0)
+			remove_trashed_parent_snap(pio, ps.image_id, ps.snap_id);
+	} else {
+		r = rbdl_ioctx_dup(img->cluster, img->md_pool_id, "", &pio);
+		if (r < 0)
+			goto out;
+		m = rbdl_encode_remove_child(in, sizeof(in), ps.pool_id,
+					     ps.image_id, ps.snap_id, img->id);
+		r = m < 0 ? (int)m
+			  : rbdl_cls_write(pio, "rbd_children", "rbd",
+					   "remove_child", in, (size_t)m);
+		if (r == -ENOENT)
+			r = 0;
+	}
+out:
+	if (pio)
+		rados_ioctx_destroy(pio);
+	free(ns);
+	rbdl_parent_spec_free(&ps);
+	return r;
+}
+
+/*
+ * SnapshotRemoveRequest for snapshot snap_id of any namespace: protected
+ * (not merely unprotecting) -> -EBUSY; snapshot_trash_add (skipped for a
+ * trash snapshot); the last reference to a parent the HEAD no longer has
+ * detaches the image from it (detach_last_ref); with clone v2 children attached it stays in the trash
+ * namespace (success if we put it there, -EBUSY if it was there already);
+ * otherwise its object map goes (fast-diff: folded into the next), the
+ * snapshot id is released and snapshot_remove drops it from the header.
+ */
+int rbdl_maint_snap_remove_id(struct rbdl_image *img, uint64_t snap_id)
 {
 	struct rbdl_snap_info si;
 	uint8_t in[8], prot = 0;
+	bool trashed = false;
 	int r;
 
-	uint64_t snap_id;
-
-	r = rbdl_maint_lookup_snap(img, name, &snap_id, NULL);
+	r = rbdl_image_maybe_refresh(img);
 	if (r < 0)
 		return r;
-	if (img->open_ro)
+	r = rbdl_read_snapshot_info(img->md_io, img->header_oid, snap_id, &si);
+	if (r == -EINVAL)
+		r = -ENOENT;	/* CEPH_NOSNAP */
+	if (r < 0)
+		return r;
+	if (img->open_ro) {
+		rbdl_snap_info_free(&si);
 		return -EROFS;
+	}
+	uint32_t ns_type = si.ns_type;
+
+	rbdl_snap_info_free(&si);
 	r = protection_status(img, snap_id, &prot);
 	if (r < 0 && r != -EOPNOTSUPP)
 		return r;
-	if (prot != 0)	/* protected or unprotecting */
+	if (prot == 2)	/* RBD_PROTECTION_STATUS_PROTECTED */
 		return -EBUSY;
 	/* librbd proxies to (or takes) the lock only with fast-diff. */
 	r = rbdl_maint_begin(img, (atomic_load(&img->features) &
@@ -194,15 +504,22 @@ int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name)
 	if (r < 0)
 		return r;
 	rbdl_put_le64(in, snap_id);
-	r = rbdl_maint_hdr_write(img, "snapshot_trash_add", in, sizeof(in));
-	if (r < 0 && r != -EOPNOTSUPP)
-		goto out;
+	if (ns_type != 2) {
+		r = rbdl_maint_hdr_write(img, "snapshot_trash_add", in,
+					 sizeof(in));
+		if (r < 0 && r != -EOPNOTSUPP && r != -EEXIST)
+			goto out;
+		trashed = r != -EOPNOTSUPP;
+	}
 	r = rbdl_read_snapshot_info(img->md_io, img->header_oid, snap_id, &si);
 	if (r < 0)
 		goto out;
 	uint32_t children = si.child_count;
 
 	rbdl_snap_info_free(&si);
+	r = detach_last_ref(img, snap_id);
+	if (r < 0)
+		goto out;
 	if (children == 0) {
 		/* Without clones it goes for good. */
 		if (atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP) {
@@ -210,20 +527,35 @@ int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name)
 			if (r < 0)
 				goto out;
 		}
+		r = rados_ioctx_selfmanaged_snap_remove(img->rd_io, snap_id);
+		if (r < 0 && r != -ENOENT)
+			goto out;
 		r = rbdl_maint_hdr_write(img, "snapshot_remove", in, sizeof(in));
 		if (r < 0)
 			goto out;
-		r = rados_ioctx_selfmanaged_snap_remove(img->rd_io, snap_id);
-		if (r == -ENOENT)
-			r = 0;
-		if (r < 0)
-			goto out;
+	} else if (!trashed) {
+		r = -EBUSY;	/* a clone v2 child still uses it */
 	}
-	r = rbdl_maint_refresh(img);
+	if (r == 0)
+		r = rbdl_maint_refresh(img);
+	else
+		rbdl_maint_refresh(img);
 	rbdl_maint_notify(img);
 out:
 	rbdl_maint_end(img);
 	return r;
+}
+
+int rbdl_maint_snap_remove(struct rbdl_image *img, const char *name)
+{
+	uint64_t snap_id;
+	int r = rbdl_maint_lookup_snap(img, name, &snap_id, NULL);
+
+	if (r < 0)
+		return r;
+	if (img->open_ro)
+		return -EROFS;
+	return rbdl_maint_snap_remove_id(img, snap_id);
 }
 
 /* object_map SnapshotRollbackRequest: HEAD's map := the snapshot's.
@@ -264,7 +596,8 @@ static int rollback_map(struct rbdl_image *img, uint64_t snap_id,
 	return 0;
 }
 
-int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name)
+int rbdl_maint_snap_rollback2(struct rbdl_image *img, const char *name,
+			      rbdl_progress_fn cb, void *arg)
 {
 	uint8_t *snap_bits = NULL;
 	uint64_t snap_n = 0;
@@ -300,15 +633,26 @@ int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name)
 		int q;
 
 		/* Skip only what neither HEAD nor the snapshot has. */
-		if (map && snap_bits && o < snap_n && !rbdl_maint_may_exist(img, o) &&
-		    rbdl_om_state(snap_bits, o) ==
-			    RBDL_OBJ_NONEXISTENT)
-			continue;
-		rbdl_oid_data(oid, sizeof(oid), img->object_prefix, o);
-		q = rados_ioctx_selfmanaged_snap_rollback(io, oid, snap_id);
-		if (q < 0 && q != -ENOENT) {
-			r = q;
-			break;
+		if (!(map && snap_bits && o < snap_n &&
+		      !rbdl_maint_may_exist(img, o) &&
+		      rbdl_om_state(snap_bits, o) == RBDL_OBJ_NONEXISTENT)) {
+			rbdl_oid_data(oid, sizeof(oid), img->object_prefix, o);
+			q = rados_ioctx_selfmanaged_snap_rollback(io, oid,
+								  snap_id);
+			if (q < 0 && q != -ENOENT) {
+				r = q;
+				break;
+			}
+		}
+		/* AsyncObjectThrottle: progress after each object, skipped
+		 * ones included; a negative answer stops the rollback and is
+		 * its result. */
+		if (cb) {
+			q = cb(o, nobjs, arg);
+			if (q < 0) {
+				r = q;
+				break;
+			}
 		}
 	}
 	free(snap_bits);
@@ -320,4 +664,9 @@ done:
 	rbdl_maint_notify(img);
 	rbdl_maint_end(img);
 	return r;
+}
+
+int rbdl_maint_snap_rollback(struct rbdl_image *img, const char *name)
+{
+	return rbdl_maint_snap_rollback2(img, name, NULL, NULL);
 }
