@@ -374,7 +374,7 @@ static int create_v2(struct create_req *c)
  */
 static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
 			  const struct rbdl_opts *opts, const struct rbdl_conf *cf,
-			  const char *ns)
+			  const char *ns, const char *id)
 {
 	struct create_req c;
 	uint64_t v, fset = 0, fclear = 0, conflict;
@@ -389,7 +389,10 @@ static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
 	c.ns = ns;
 	c.size = size;
 	c.data_pool_id = -1;
-	generate_id(cl, c.id, sizeof(c.id));
+	if (id)
+		snprintf(c.id, sizeof(c.id), "%s", id);
+	else
+		generate_id(cl, c.id, sizeof(c.id));
 
 	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FEATURES, &c.features)) {
 		rbdl_conf_get(cf, true, "rbd_default_features", buf, sizeof(buf));
@@ -549,7 +552,7 @@ int rbdl_op_create(rados_ioctx_t io, const char *name, uint64_t size,
 		r = getenv("RBD_FORCE_ALLOW_V1") ? -EOPNOTSUPP : -EINVAL;
 		goto out_io;
 	}
-	r = create_request(cio, name, size, opts, &cf, ns);
+	r = create_request(cio, name, size, opts, &cf, ns, NULL);
 	rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_ORDER, order);
 out_io:
 	rados_ioctx_destroy(cio);
@@ -591,4 +594,28 @@ int rbdl_op_create_explicit(rados_ioctx_t io, const char *name, uint64_t size,
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_UNIT, su);
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_COUNT, sc);
 	return rbdl_op_create_order(io, name, size, &o, order);
+}
+
+/* util::generate_image_id for the cluster of io, into id (cap bytes). */
+void rbdl_op_generate_id(rados_ioctx_t io, char *id, size_t cap)
+{
+	generate_id(rados_ioctx_get_cluster(io), id, cap);
+}
+
+/* image::CreateRequest alone (no name checks of librbd::create, no
+ * format handling), as CloneRequest runs it: image id (at most 14
+ * characters) chosen by the caller, cf the configuration with io's pool
+ * overrides. */
+int rbdl_op_create_request(rados_ioctx_t io, const char *name, const char *id,
+			   uint64_t size, const struct rbdl_opts *opts,
+			   const struct rbdl_conf *cf)
+{
+	char *ns;
+	int r = rbdl_ioctx_namespace(io, &ns);
+
+	if (r < 0)
+		return r;
+	r = create_request(io, name, size, opts, cf, ns, id);
+	free(ns);
+	return r;
 }

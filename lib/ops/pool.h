@@ -33,8 +33,22 @@ int rbdl_op_create_explicit(rados_ioctx_t io, const char *name, uint64_t size,
 			    uint64_t features, int *order, uint64_t su,
 			    uint64_t sc);
 
+struct rbdl_conf;
+/* A new image id (util::generate_image_id), NUL-terminated in id. */
+void rbdl_op_generate_id(rados_ioctx_t io, char *id, size_t cap);
+/* image::CreateRequest alone, as CloneRequest runs it: the caller's id
+ * and configuration (cf: with io's pool overrides); io is used as is. */
+int rbdl_op_create_request(rados_ioctx_t io, const char *name, const char *id,
+			   uint64_t size, const struct rbdl_opts *opts,
+			   const struct rbdl_conf *cf);
+
 /* rbd_remove of image name (io and name checked by the caller). */
 int rbdl_op_remove(rados_ioctx_t io, const char *name);
+/* rbd_remove_with_progress: fn(object, object count, arg) once per data
+ * object of the trim, in order; its negative return ends the removal
+ * with that value (the image stays, partly trimmed, as librbd's). */
+int rbdl_op_remove_prog(rados_ioctx_t io, const char *name,
+			int (*fn)(uint64_t, uint64_t, void *), void *arg);
 
 /* Images found by a listing, in listing order (strings malloc'ed). */
 struct rbdl_img_list {

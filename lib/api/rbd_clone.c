@@ -1,0 +1,447 @@
+/*
+ * rbd_clone.c - the exported layering entry points: rbd_clone,
+ * rbd_clone2, rbd_clone3, rbd_flatten, rbd_flatten_with_progress and the
+ * children listings (rbd_list_children, _children2, _children3,
+ * rbd_list_descendants and their cleanups).  Each checks its arguments as
+ * librbd 16.2 does (NULL pointers librbd would dereference give -EINVAL
+ * here) and hands off to ops/clone.h.
+ *
+ * Threading: synchronous, any thread.  Ownership: strings handed out in
+ * the listings are malloc'ed and belong to the caller (freed by the
+ * matching cleanup).  Nothing here calls another exported rbd_* function.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "image/state.h"
+#include "ops/clone.h"
+#include "ops/copy.h"
+#include "ops/options.h"
+
+#include "rbd/librbd.h"
+
+#define GET_IMAGE(img, image)                                            \
+	struct rbdl_image *img = rbdl_image_from_user(image);            \
+	if (!img)                                                        \
+		return -EINVAL
+
+/* ---- clones ------------------------------------------------------------------ */
+
+/* librbd::clone(..., features, c_order, stripe_unit, stripe_count): the
+ * options FEATURES, ORDER (*c_order), STRIPE_UNIT and STRIPE_COUNT set
+ * explicitly (0 selects the configured default, not the parent's), and
+ * *c_order left as it was given. */
+static int clone_legacy(rados_ioctx_t p_io, const char *p_name,
+			const char *p_snap, rados_ioctx_t c_io,
+			const char *c_name, uint64_t features, int *c_order,
+			uint64_t su, uint64_t sc)
+{
+	struct rbdl_opts o;
+	int r;
+
+	if (!c_order)
+		return -EINVAL;
+	rbdl_opts_init(&o);
+	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_FEATURES, features);
+	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_ORDER,
+			  (uint64_t)(int64_t)*c_order);
+	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_UNIT, su);
+	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_COUNT, sc);
+	r = rbdl_op_clone(p_io, p_name, p_snap, c_io, c_name, &o);
+	rbdl_opts_clear(&o);
+	return r;
+}
+
+/*
+ * Clone p_name@p_snapname into c_name (in c_ioctx's pool and namespace)
+ * with the given features and order (*c_order 0: rbd_default_order) and
+ * the default striping.  Errors: -EINVAL (NULL snapshot or argument,
+ * clone v1 of an unprotected snapshot), -ENOENT (no such parent or
+ * snapshot), -ENOSYS (no layering in the parent or in features, unknown
+ * feature bits), -EEXIST (c_name taken), -EXDEV (clone v1 into another
+ * namespace), the CreateRequest errnos of rbd_create4.
+ */
+RBDL_API int rbd_clone(rados_ioctx_t p_ioctx, const char *p_name,
+		       const char *p_snapname, rados_ioctx_t c_ioctx,
+		       const char *c_name, uint64_t features, int *c_order)
+{
+	return clone_legacy(p_ioctx, p_name, p_snapname, c_ioctx, c_name,
+			    features, c_order, 0, 0);
+}
+
+/* As rbd_clone with a stripe unit and count (0/0: the defaults). */
+RBDL_API int rbd_clone2(rados_ioctx_t p_ioctx, const char *p_name,
+			const char *p_snapname, rados_ioctx_t c_ioctx,
+			const char *c_name, uint64_t features, int *c_order,
+			uint64_t stripe_unit, int stripe_count)
+{
+	return clone_legacy(p_ioctx, p_name, p_snapname, c_ioctx, c_name,
+			    features, c_order, stripe_unit,
+			    (uint64_t)(int64_t)stripe_count);
+}
+
+/*
+ * Clone with an option set: what is not set comes from the parent
+ * (features, order, striping) or the configuration (data pool, clone
+ * format).  RBD_IMAGE_OPTION_FLATTEN: -EINVAL; FORMAT 1: -EINVAL.  The
+ * option set is not changed.
+ */
+RBDL_API int rbd_clone3(rados_ioctx_t p_ioctx, const char *p_name,
+			const char *p_snapname, rados_ioctx_t c_ioctx,
+			const char *c_name, rbd_image_options_t c_opts)
+{
+	if (!c_opts)
+		return -EINVAL;
+	return rbdl_op_clone(p_ioctx, p_name, p_snapname, c_ioctx, c_name,
+			     c_opts);
+}
+
+/* ---- flatten ------------------------------------------------------------------ */
+
+/* Copy the parent's data into the clone and detach it.  -EROFS on
+ * read-only or snapshot opens, -EINVAL when the image has no parent. */
+RBDL_API int rbd_flatten(rbd_image_t image)
+{
+	GET_IMAGE(img, image);
+	return rbdl_op_flatten(img, NULL, NULL);
+}
+
+/* rbd_flatten reporting cb(object number, overlap objects, cbdata) for
+ * each object; a negative return stops the flatten and is returned. */
+RBDL_API int rbd_flatten_with_progress(rbd_image_t image,
+				       librbd_progress_fn_t cb, void *cbdata)
+{
+	GET_IMAGE(img, image);
+	return rbdl_op_flatten(img, cb, cbdata);
+}
+
+/* ---- children ------------------------------------------------------------------ */
+
+static int list(struct rbdl_image *img, int level, struct rbdl_child_list *l)
+{
+	memset(l, 0, sizeof(*l));
+	int r = rbdl_op_list_descendants(img, level, l);
+
+	if (r < 0)
+		rbdl_child_list_free(l);
+	return r;
+}
+
+/*
+ * The children (not in the trash) as two NUL-separated lists of pool and
+ * image names, sorted by (pool, image) with duplicates merged.  Both
+ * lengths are stored; -ERANGE when either buffer is too short.  Returns
+ * the number of children.
+ */
+RBDL_API ssize_t rbd_list_children(rbd_image_t image, char *pools,
+				   size_t *pools_len, char *images,
+				   size_t *images_len)
+{
+	struct rbdl_child_list l;
+	size_t ptotal = 0, itotal = 0, n = 0;
+	char **pv, **iv;
+	int r;
+
+	GET_IMAGE(img, image);
+	if (!pools_len || !images_len)
+		return -EINVAL;
+	r = list(img, 1, &l);
+	if (r < 0)
+		return r;
+	/* std::set<pair<pool name, image name>>: sort and merge */
+	pv = calloc(l.n ? l.n : 1, sizeof(*pv));
+	iv = calloc(l.n ? l.n : 1, sizeof(*iv));
+	if (!pv || !iv) {
+		free(pv);
+		free(iv);
+		rbdl_child_list_free(&l);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		size_t j;
+
+		if (l.v[i].trash)
+			continue;
+		/* insertion into the sorted, unique array */
+		for (j = 0; j < n; j++) {
+			int c = strcmp(l.v[i].pool_name, pv[j]);
+
+			if (!c)
+				c = strcmp(l.v[i].image_name, iv[j]);
+			if (c <= 0) {
+				if (c == 0)
+					j = SIZE_MAX;
+				break;
+			}
+		}
+		if (j == SIZE_MAX)
+			continue;
+		memmove(pv + j + 1, pv + j, (n - j) * sizeof(*pv));
+		memmove(iv + j + 1, iv + j, (n - j) * sizeof(*iv));
+		pv[j] = l.v[i].pool_name;
+		iv[j] = l.v[i].image_name;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ptotal += strlen(pv[i]) + 1;
+		itotal += strlen(iv[i]) + 1;
+	}
+	bool short_buf = ptotal > *pools_len || itotal > *images_len;
+
+	*pools_len = ptotal;
+	*images_len = itotal;
+	if (short_buf || ((!pools || !images) && n)) {
+		r = short_buf ? -ERANGE : -EINVAL;
+	} else {
+		char *pp = pools, *ip = images;
+
+		for (size_t i = 0; i < n; i++) {
+			size_t a = strlen(pv[i]) + 1, b = strlen(iv[i]) + 1;
+
+			memcpy(pp, pv[i], a);
+			memcpy(ip, iv[i], b);
+			pp += a;
+			ip += b;
+		}
+		r = (int)n;
+	}
+	free(pv);
+	free(iv);
+	rbdl_child_list_free(&l);
+	return r;
+}
+
+/*
+ * The children (trash ones flagged) in children[0..n), terminated by an
+ * entry of NULL strings: -ERANGE with *max_children = n + 1 if it is too
+ * small.  Returns n; free the strings with rbd_list_children_cleanup.
+ */
+RBDL_API int rbd_list_children2(rbd_image_t image, rbd_child_info_t *children,
+				int *max_children)
+{
+	struct rbdl_child_list l;
+	int r;
+
+	GET_IMAGE(img, image);
+	if (!max_children || (!children && *max_children > 0))
+		return -EINVAL;
+	if (*max_children > 0)
+		memset(children, 0, sizeof(*children) * (size_t)*max_children);
+	r = list(img, 1, &l);
+	if (r < 0)
+		return r;
+	if (*max_children < (int)l.n + 1) {
+		*max_children = (int)l.n + 1;
+		rbdl_child_list_free(&l);
+		return -ERANGE;
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		children[i].pool_name = l.v[i].pool_name;
+		children[i].image_name = l.v[i].image_name;
+		children[i].image_id = l.v[i].image_id;
+		children[i].trash = l.v[i].trash;
+		l.v[i].pool_name = l.v[i].image_name = l.v[i].image_id = NULL;
+	}
+	children[l.n].pool_name = NULL;
+	children[l.n].image_name = NULL;
+	children[l.n].image_id = NULL;
+	r = (int)l.n;
+	rbdl_child_list_free(&l);
+	return r;
+}
+
+static void child_info_free(rbd_child_info_t *child)
+{
+	free((void *)child->pool_name);
+	free((void *)child->image_name);
+	free((void *)child->image_id);
+}
+
+/* Free the strings of one rbd_list_children2 entry. */
+RBDL_API void rbd_list_child_cleanup(rbd_child_info_t *child)
+{
+	if (child)
+		child_info_free(child);
+}
+
+/* Free the strings of num_children rbd_list_children2 entries. */
+RBDL_API void rbd_list_children_cleanup(rbd_child_info_t *children,
+					size_t num_children)
+{
+	if (!children)
+		return;
+	for (size_t i = 0; i < num_children; i++)
+		child_info_free(&children[i]);
+}
+
+/* rbd_list_children3 / rbd_list_descendants: the listing into images. */
+static int list_specs(rbd_image_t image, int level,
+		      rbd_linked_image_spec_t *images, size_t *max_images)
+{
+	struct rbdl_child_list l;
+	int r;
+
+	GET_IMAGE(img, image);
+	if (!max_images || (!images && *max_images > 0))
+		return -EINVAL;
+	if (*max_images > 0)
+		memset(images, 0, sizeof(*images) * *max_images);
+	r = list(img, level, &l);
+	if (r < 0)
+		return r;
+	if (*max_images < l.n) {
+		*max_images = l.n;
+		rbdl_child_list_free(&l);
+		return -ERANGE;
+	}
+	*max_images = l.n;
+	for (size_t i = 0; i < l.n; i++) {
+		images[i].pool_id = l.v[i].pool_id;
+		images[i].pool_name = l.v[i].pool_name;
+		images[i].pool_namespace = l.v[i].pool_namespace;
+		images[i].image_id = l.v[i].image_id;
+		images[i].image_name = l.v[i].image_name;
+		images[i].trash = l.v[i].trash;
+		memset(&l.v[i], 0, sizeof(l.v[i]));
+	}
+	rbdl_child_list_free(&l);
+	return 0;
+}
+
+/*
+ * The children of the image (of every snapshot at HEAD, of the open
+ * snapshot otherwise) in every pool and namespace, sorted by pool name,
+ * namespace and image name: -ERANGE with *max_images = the count if it
+ * is too small.  Free each entry with rbd_linked_image_spec_list_cleanup.
+ */
+RBDL_API int rbd_list_children3(rbd_image_t image,
+				rbd_linked_image_spec_t *images,
+				size_t *max_images)
+{
+	return list_specs(image, 1, images, max_images);
+}
+
+/* As rbd_list_children3 with the children's children, all generations. */
+RBDL_API int rbd_list_descendants(rbd_image_t image,
+				  rbd_linked_image_spec_t *images,
+				  size_t *max_images)
+{
+	return list_specs(image, -1, images, max_images);
+}
+
+/* ---- copies ------------------------------------------------------------------ */
+
+/* librbd::copy(src, io, name, opts, prog_ctx, sparse_size); opts NULL: a
+ * private empty option set (rbd_copy, rbd_copy_with_progress). */
+static int copy_new(rbd_image_t image, rados_ioctx_t dest_io,
+		    const char *destname, rbd_image_options_t opts,
+		    size_t sparse, librbd_progress_fn_t cb, void *arg)
+{
+	struct rbdl_opts tmp;
+	int r;
+
+	GET_IMAGE(src, image);
+	if (!dest_io || !destname)
+		return -EINVAL;
+	if (opts)
+		return rbdl_op_copy(src, dest_io, destname, opts, sparse, cb,
+				    arg);
+	rbdl_opts_init(&tmp);
+	r = rbdl_op_copy(src, dest_io, destname, &tmp, sparse, cb, arg);
+	rbdl_opts_clear(&tmp);
+	return r;
+}
+
+static int copy_into(rbd_image_t srcp, rbd_image_t destp,
+		     librbd_progress_fn_t cb, void *arg)
+{
+	GET_IMAGE(src, srcp);
+	GET_IMAGE(dest, destp);
+	return rbdl_op_copy_to(src, dest, 0, cb, arg);
+}
+
+/*
+ * Copy the image's data (HEAD or the open snapshot, parent data
+ * included) and metadata into a new image destname in dest_io_ctx, with
+ * the source's features, order and striping.  Errors: rbd_create4's
+ * (-EEXIST ...), read and write errors.
+ */
+RBDL_API int rbd_copy(rbd_image_t image, rados_ioctx_t dest_io_ctx,
+		      const char *destname)
+{
+	return copy_new(image, dest_io_ctx, destname, NULL, 0, NULL, NULL);
+}
+
+/* Copy into the open image dest (at least as large: else -EINVAL);
+ * only the source's non-zero data is written. */
+RBDL_API int rbd_copy2(rbd_image_t src, rbd_image_t dest)
+{
+	return copy_into(src, dest, NULL, NULL);
+}
+
+/* rbd_copy with creation options (FLATTEN, CLONE_FORMAT: -EINVAL); the
+ * options left unset are filled in with the source's values. */
+RBDL_API int rbd_copy3(rbd_image_t src, rados_ioctx_t dest_io_ctx,
+		       const char *destname, rbd_image_options_t dest_opts)
+{
+	if (!dest_opts)
+		return -EINVAL;
+	return copy_new(src, dest_io_ctx, destname, dest_opts, 0, NULL, NULL);
+}
+
+/* rbd_copy3 writing runs of non-zero sparse_size chunks (0: the
+ * destination's object size). */
+RBDL_API int rbd_copy4(rbd_image_t src, rados_ioctx_t dest_io_ctx,
+		       const char *destname, rbd_image_options_t dest_opts,
+		       size_t sparse_size)
+{
+	if (!dest_opts)
+		return -EINVAL;
+	return copy_new(src, dest_io_ctx, destname, dest_opts, sparse_size,
+			NULL, NULL);
+}
+
+/* rbd_copy reporting cb(offset, size, cbdata) per stripe period read and
+ * (size, size) at the end; the callback's return value is ignored, as
+ * librbd ignores it. */
+RBDL_API int rbd_copy_with_progress(rbd_image_t image, rados_ioctx_t dest_p,
+				    const char *destname,
+				    librbd_progress_fn_t cb, void *cbdata)
+{
+	return copy_new(image, dest_p, destname, NULL, 0, cb, cbdata);
+}
+
+/* rbd_copy2 with progress. */
+RBDL_API int rbd_copy_with_progress2(rbd_image_t src, rbd_image_t dest,
+				     librbd_progress_fn_t cb, void *cbdata)
+{
+	return copy_into(src, dest, cb, cbdata);
+}
+
+/* rbd_copy3 with progress. */
+RBDL_API int rbd_copy_with_progress3(rbd_image_t image, rados_ioctx_t dest_p,
+				     const char *destname,
+				     rbd_image_options_t dest_opts,
+				     librbd_progress_fn_t cb, void *cbdata)
+{
+	if (!dest_opts)
+		return -EINVAL;
+	return copy_new(image, dest_p, destname, dest_opts, 0, cb, cbdata);
+}
+
+/* rbd_copy4 with progress. */
+RBDL_API int rbd_copy_with_progress4(rbd_image_t image, rados_ioctx_t dest_p,
+				     const char *destname,
+				     rbd_image_options_t dest_opts,
+				     librbd_progress_fn_t cb, void *cbdata,
+				     size_t sparse_size)
+{
+	if (!dest_opts)
+		return -EINVAL;
+	return copy_new(image, dest_p, destname, dest_opts, sparse_size, cb,
+			cbdata);
+}

@@ -1,0 +1,37 @@
+/*
+ * copy.h - rbd_copy* (copy.c): a new image (or an existing one) filled
+ * with an open image's data and metadata, as librbd 16.2's librbd::copy.
+ *
+ * Threading: synchronous, the caller's thread.  Each function returns 0
+ * or a negative errno with librbd's errnos.
+ */
+#ifndef RBDL_OPS_COPY_H
+#define RBDL_OPS_COPY_H
+
+#include <stddef.h>
+
+#include <rados/librados.h>
+
+#include "ops/clone.h"
+#include "ops/options.h"
+
+struct rbdl_image;
+
+/*
+ * librbd::copy(src, dest_md_ctx, destname, opts, prog_ctx, sparse_size):
+ * create destname (rbd_create4 with the source's features, order and
+ * striping where opts leaves them unset; opts is updated in place as
+ * librbd updates its option set), then rbdl_op_copy_to.  -EINVAL for the
+ * flatten or clone_format options, -ENOSYS for unknown features, the
+ * creation's errnos.
+ */
+int rbdl_op_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
+		 const char *destname, struct rbdl_opts *opts, size_t sparse,
+		 rbdl_progress_fn cb, void *arg);
+
+/* librbd::copy(src, dest, prog_ctx, sparse_size): metadata and non-zero
+ * data of src's view into dest; -EINVAL if dest is smaller. */
+int rbdl_op_copy_to(struct rbdl_image *src, struct rbdl_image *dest,
+		    size_t sparse, rbdl_progress_fn cb, void *arg);
+
+#endif /* RBDL_OPS_COPY_H */
