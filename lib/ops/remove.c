@@ -1,5 +1,8 @@
 /*
- * remove.c - image removal as librbd 16.2's rbd_remove does it
+ * remove.c - image removal as librbd 16.2's rbd_remove (and
+ * rbd_remove_with_progress, whose callback sees every data object of the
+ * trim and can stop it: the image then waits in the trash as librbd
+ * leaves it) does it
  * (image::PreRemoveRequest's checks, then image::RemoveRequest): refuse
  * images with snapshots, watchers, groups, migrations or features whose
  * removal librbdlite does not implement, detach a clone from its parent,
@@ -52,6 +55,13 @@ struct rm_image {
 	uint64_t size, features, flags;
 	struct rbdl_layout layout;
 	int64_t data_pool;
+	bool cancelled;			/* the progress callback said stop */
+};
+
+/* rbd_remove_with_progress's callback (NULL fn: none). */
+struct rm_progress {
+	int (*fn)(uint64_t, uint64_t, void *);
+	void *arg;
 };
 
 struct watchers {
@@ -97,8 +107,13 @@ static int count_watcher(uint64_t gid, uint64_t cookie, bool timed_out,
 	(void)timed_out;
 	(void)payload;
 	(void)len;
-	if (gid != w->self)	/* LIST_WATCHERS_FILTER_OUT_MY_INSTANCE */
-		w->others++;
+	/* librbd filters out only the watch of the image it opened for the
+	 * removal (LIST_WATCHERS_FILTER_OUT_MY_INSTANCE compares the watch
+	 * handle too): another open of the image by this same client is
+	 * busy (-EBUSY).  librbdlite's removal opens no watch of its own,
+	 * so every watcher counts. */
+	(void)gid;
+	w->others++;
 	return 0;
 }
 
@@ -231,10 +246,9 @@ static int detach_child(struct rm_image *m, const char *ns)
 			  : rbdl_cls_write(pio, oid, "rbd", "child_detach", in,
 					   (size_t)n);
 	} else {
-		/* A v1 clone was registered in its own pool's
-		 * rbd_children (librbd: the child's md_ctx). */
-		r = rbdl_ioctx_dup(rados_ioctx_get_cluster(m->io),
-				   rados_ioctx_get_id(m->io), "", &pio);
+		/* A v1 clone was registered in the rbd_children of its
+		 * own pool and namespace (librbd: the child's md_ctx). */
+		r = rbdl_ioctx_clone(m->io, &pio, NULL);
 		if (r < 0)
 			goto out;
 		n = rbdl_encode_remove_child(in, sizeof(in), ps.pool_id,
@@ -256,7 +270,8 @@ out:
  * them, or only those the object map, when valid, does not mark
  * nonexistent), rbd_concurrent_management_ops at a time.
  */
-static int trim_data(struct rm_image *m, uint64_t window)
+static int trim_data(struct rm_image *m, uint64_t window,
+		     const struct rm_progress *prog)
 {
 	uint64_t nobjs = rbdl_layout_num_objects(&m->layout, m->size);
 	uint8_t *bits = NULL;
@@ -273,29 +288,92 @@ static int trim_data(struct rm_image *m, uint64_t window)
 		}
 	}
 	rbdl_win_init(&w, (int)(window > RBDL_WIN_MAX ? RBDL_WIN_MAX : window));
-	/* Stop sending at the first error (ops in flight are reaped). */
+	/* Stop sending at the first error (ops in flight are reaped).  The
+	 * progress callback sees every object, skipped or not, in order, as
+	 * librbd's AsyncObjectThrottle calls it; a negative return ends the
+	 * removal with that value. */
+	int stop = 0;
+
 	for (uint64_t o = 0; o < nobjs && w.err == 0; o++) {
 		char oid[RBDL_OID_MAX];
 		rados_write_op_t op;
 
-		if (bits && rbdl_om_state(bits, o) == RBDL_OBJ_NONEXISTENT)
-			continue;
-		op = rados_create_write_op();
-		if (!op) {
-			rbdl_win_fail(&w, -ENOMEM);
-			break;
+		if (!bits || rbdl_om_state(bits, o) != RBDL_OBJ_NONEXISTENT) {
+			op = rados_create_write_op();
+			if (!op) {
+				rbdl_win_fail(&w, -ENOMEM);
+				break;
+			}
+			rbdl_oid_data(oid, sizeof(oid), m->prefix, o);
+			rados_write_op_remove(op);
+			rbdl_win_submit(&w, m->dio, oid, op);
 		}
-		rbdl_oid_data(oid, sizeof(oid), m->prefix, o);
-		rados_write_op_remove(op);
-		rbdl_win_submit(&w, m->dio, oid, op);
+		if (prog && prog->fn) {
+			stop = prog->fn(o, nobjs, prog->arg);
+			if (stop < 0) {
+				m->cancelled = true;
+				break;
+			}
+		}
 	}
 	free(bits);
-	return rbdl_win_drain(&w);
+	int r = rbdl_win_drain(&w);
+
+	return stop < 0 ? stop : r;
+}
+
+/*
+ * A removal cancelled by its progress callback leaves the image where
+ * librbd 16.2's would be at that point: librbd moves the image to the
+ * trash (source REMOVING) before it trims the data, so the name is gone
+ * and a later rbd_remove of it finishes the job (finish_trashed).  So the
+ * image goes to the trash now: trash_add (TrashImageSpec v2 {u8 source,
+ * string name, utime deletion and deferment end, u8 state NORMAL}), then
+ * the id object and the directory entry go.
+ */
+static int trash_after_cancel(struct rm_image *m)
+{
+	uint8_t in[IN_MAX];
+	struct rbdl_enc e;
+	struct timespec now;
+	char oid[RBDL_OID_MAX];
+	size_t tok;
+	long n;
+	int r;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	rbdl_enc_init(&e, in, sizeof(in));
+	rbdl_enc_str(&e, m->id);
+	tok = rbdl_enc_struct_start(&e, 2, 1);
+	rbdl_enc_u8(&e, TRASH_SOURCE_REMOVING);
+	rbdl_enc_str(&e, m->name);
+	for (int i = 0; i < 2; i++) {
+		rbdl_enc_u32(&e, (uint32_t)now.tv_sec);
+		rbdl_enc_u32(&e, (uint32_t)now.tv_nsec);
+	}
+	rbdl_enc_u8(&e, 0);	/* TRASH_IMAGE_STATE_NORMAL */
+	rbdl_enc_struct_end(&e, tok);
+	n = rbdl_enc_len(&e);
+	r = n < 0 ? (int)n
+		  : rbdl_cls_write(m->io, RBDL_OID_TRASH, "rbd", "trash_add", in,
+				   (size_t)n);
+	if (r < 0)
+		return r;
+	rbdl_oid_id(oid, sizeof(oid), m->name);
+	r = rbdl_remove_if_exists(m->io, oid);
+	if (r < 0)
+		return r;
+	n = rbdl_encode_dir_entry(in, sizeof(in), m->name, m->id);
+	r = n < 0 ? (int)n
+		  : rbdl_cls_write(m->io, RBDL_OID_DIRECTORY, "rbd",
+				   "dir_remove_image", in, (size_t)n);
+	return r == -ENOENT ? 0 : r;
 }
 
 /* Remove an image whose id is known; in_dir: it has a directory entry. */
 static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
-			bool in_dir, const char *ns)
+			bool in_dir, const char *ns,
+			const struct rm_progress *prog)
 {
 	struct rm_image m;
 	struct rbdl_conf cf;
@@ -345,9 +423,17 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 		goto out;
 	rbdl_conf_load(&cf, io, NULL);
 	r = trim_data(&m, rbdl_conf_uint(&cf, true,
-					 "rbd_concurrent_management_ops", 10));
+					 "rbd_concurrent_management_ops", 10),
+		      prog);
 	rbdl_conf_free(&cf);
 	rados_ioctx_destroy(m.dio);
+	if (r < 0 && m.cancelled && in_dir) {
+		int q = trash_after_cancel(&m);
+
+		if (q < 0)
+			rbdl_log("image %s: cancelled removal not moved to the "
+				 "trash (%d)", name, q);
+	}
 	if (r == 0)
 		r = detach_child(&m, ns);
 	if (r < 0)
@@ -398,7 +484,8 @@ out:
  * which librbd's rbd_remove finishes removing: remove it by id, then its
  * trash entry.  -ENOENT if there is none.
  */
-static int finish_trashed(rados_ioctx_t io, const char *name, const char *ns)
+static int finish_trashed(rados_ioctx_t io, const char *name, const char *ns,
+			  const struct rm_progress *prog)
 {
 	struct rbdl_img_list l = { 0 };
 	uint8_t in[IN_MAX];
@@ -414,7 +501,7 @@ static int finish_trashed(rados_ioctx_t io, const char *name, const char *ns)
 	rbdl_img_list_free(&l);
 	if (!id)
 		return -ENOENT;
-	r = remove_by_id(io, name, id, false, ns);
+	r = remove_by_id(io, name, id, false, ns, prog);
 	if (r == 0) {
 		n = rbdl_encode_string(in, sizeof(in), id);
 		r = n < 0 ? (int)n
@@ -429,6 +516,13 @@ static int finish_trashed(rados_ioctx_t io, const char *name, const char *ns)
 
 int rbdl_op_remove(rados_ioctx_t io, const char *name)
 {
+	return rbdl_op_remove_prog(io, name, NULL, NULL);
+}
+
+int rbdl_op_remove_prog(rados_ioctx_t io, const char *name,
+			int (*fn)(uint64_t, uint64_t, void *), void *arg)
+{
+	const struct rm_progress prog = { fn, arg };
 	rados_ioctx_t mio;
 	char oid[RBDL_OID_MAX], *ns, *id = NULL, *out;
 	uint8_t in[IN_MAX];
@@ -449,7 +543,7 @@ int rbdl_op_remove(rados_ioctx_t io, const char *name)
 		/* Not in the directory: an interrupted removal in the trash,
 		 * a leftover id object, or format 1. */
 		in_dir = false;
-		r = finish_trashed(mio, name, ns);
+		r = finish_trashed(mio, name, ns, &prog);
 		if (r != -ENOENT)
 			goto out;
 		rbdl_oid_id(oid, sizeof(oid), name);
@@ -475,7 +569,7 @@ int rbdl_op_remove(rados_ioctx_t io, const char *name)
 		r = -ENOENT;
 		goto out;
 	}
-	r = remove_by_id(mio, name, id, in_dir, ns);
+	r = remove_by_id(mio, name, id, in_dir, ns, &prog);
 out:
 	free(id);
 	rados_ioctx_destroy(mio);

@@ -1,9 +1,13 @@
 /*
- * resize.c - rbd_resize as librbd 16.2's operation::ResizeRequest and
- * TrimRequest do it (the sequence is in maint.c's comment): trim the
- * objects past the new end with the object map transitions librbd makes,
- * copying up what a clone's snapshots still need; check the stored map
- * before the header takes the new size; resize the map.
+ * resize.c - rbd_resize, rbd_resize2 and rbd_resize_with_progress as
+ * librbd 16.2's operation::ResizeRequest and TrimRequest do them (the
+ * sequence is in maint.c's comment): trim the objects past the new end
+ * with the object map transitions librbd makes, copying up what a clone's
+ * snapshots still need; check the stored map before the header takes the
+ * new size; resize the map.  A progress callback is called per object of
+ * the copy-up and removal phases as librbd's AsyncObjectThrottle calls it;
+ * its negative return stops the trim where librbd's stops (the header
+ * keeps its size, the map its PENDING entries) and is the result.
  *
  * Threading: synchronous, inside rbdl_maint_begin/end (maint_int.h).
  */
@@ -38,6 +42,19 @@
 
 #define OBJ_WINDOW 16			/* concurrent object removals */
 #define MAX_OBJECT_MAP_OBJECTS 256000000ULL	/* cls_rbd's limit */
+
+/* A caller's progress callback (rbd_resize2, rbd_resize_with_progress):
+ * called as librbd's AsyncObjectThrottle calls it, once per object of the
+ * trim, in object order; a negative return stops the trim with that value. */
+struct progress {
+	int (*fn)(uint64_t, uint64_t, void *);
+	void *arg;
+};
+
+static int report(const struct progress *p, uint64_t o, uint64_t total)
+{
+	return p && p->fn ? p->fn(o, total, p->arg) : 0;
+}
 
 /* Remove whole object objno, with the object map transitions librbd makes
  * (PENDING before, NONEXISTENT after).  Synchronous. */
@@ -83,6 +100,34 @@ static int copyup_for_remove(struct rbdl_image *img, uint64_t o)
 }
 
 /*
+ * The progress callback stopped the trim in its copy-up phase, after
+ * objects [start, done) were copied up.  librbd's TrimRequest has by then
+ * marked [start, nobjs) PENDING in the object map (its PRE_TRIM step comes
+ * first) and each of those objects' copy-up op has also removed the HEAD
+ * object (the snapshots keep the data); the rest is untouched.  The same
+ * state here, then the callback's value.
+ */
+static int cancel_in_copyup(struct rbdl_image *img, rados_ioctx_t io,
+			    uint64_t start, uint64_t done, uint64_t nobjs,
+			    int why)
+{
+	int r = 0;
+
+	if (rbdl_objmap_usable(img->om))
+		r = rbdl_objmap_update_sync(img, start, nobjs, RBDL_OBJ_PENDING,
+					    RBDL_OBJ_EXISTS);
+	for (uint64_t o = start; r == 0 && o < done; o++) {
+		char oid[RBDL_OID_MAX];
+
+		rbdl_oid_data(oid, sizeof(oid), img->object_prefix, o);
+		r = rados_remove(io, oid);
+		if (r == -ENOENT)
+			r = 0;
+	}
+	return r < 0 ? r : why;
+}
+
+/*
  * TrimRequest: drop the data in [new_size, old_size).  librbd 16.2: the
  * objects from the first object set wholly past new_size on are removed
  * (object map PENDING, remove, NONEXISTENT; a clone with snapshots copies
@@ -94,7 +139,8 @@ static int copyup_for_remove(struct rbdl_image *img, uint64_t o)
  * data below new_size are truncated (part reaching the object end) or
  * zeroed.
  */
-static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
+static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size,
+		const struct progress *prog)
 {
 	const struct rbdl_layout *l = &img->layout;
 	rados_ioctx_t io = atomic_load_explicit(&img->wr_io,
@@ -121,11 +167,17 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 	 * in-memory map, read by rbdl_maint_may_exist, is not updated until the
 	 * maintenance ends): remove them whatever the map said. */
 	uint64_t copied = atomic_load(&img->wr_nsnaps) ? backed : 0;
+	/* librbd's COPYUP_OBJECTS reports [start, copyup end) against the
+	 * copy-up end, REMOVE_OBJECTS the rest against the object count. */
+	uint64_t copy_end = copied < nobjs ? copied : nobjs;
 
-	for (uint64_t o = start; o < nobjs && o < copied; o++) {
+	for (uint64_t o = start; o < copy_end; o++) {
 		r = copyup_for_remove(img, o);
 		if (r < 0)
 			return r;
+		r = report(prog, o, copy_end);
+		if (r < 0)
+			return cancel_in_copyup(img, io, start, o + 1, nobjs, r);
 	}
 	if (start < nobjs) {
 		/* Which objects may exist is decided before the map moves
@@ -136,22 +188,34 @@ static int trim(struct rbdl_image *img, uint64_t old_size, uint64_t new_size)
 			if (r < 0)
 				return r;
 		}
+		int stop = 0;
+
 		for (uint64_t o = start; o < nobjs; o++) {
 			char oid[RBDL_OID_MAX];
 			rados_write_op_t op;
 
-			if (!rbdl_maint_may_exist(img, o) && o >= copied)
-				continue;
-			op = rados_create_write_op();
-			if (!op) {
-				rbdl_win_fail(&w, -ENOMEM);
-				break;
+			if (rbdl_maint_may_exist(img, o) || o < copied) {
+				op = rados_create_write_op();
+				if (!op) {
+					rbdl_win_fail(&w, -ENOMEM);
+					break;
+				}
+				rados_write_op_remove(op);
+				rbdl_oid_data(oid, sizeof(oid),
+					      img->object_prefix, o);
+				rbdl_win_submit(&w, io, oid, op);
 			}
-			rados_write_op_remove(op);
-			rbdl_oid_data(oid, sizeof(oid), img->object_prefix, o);
-			rbdl_win_submit(&w, io, oid, op);
+			if (o >= copy_end) {
+				stop = report(prog, o, nobjs);
+				if (stop < 0)
+					break;
+			}
 		}
 		r = rbdl_win_drain(&w);
+		/* A cancelled trim ends here, as librbd's: the objects sent
+		 * are gone, the map keeps them PENDING, the size is kept. */
+		if (stop < 0)
+			return stop;
 		if (r < 0)
 			return r;
 		if (rbdl_objmap_usable(img->om)) {
@@ -280,7 +344,8 @@ static int shrink_map_ready(struct rbdl_image *img, uint64_t nobjs)
 }
 
 /* ResizeRequest without the notification. */
-int rbdl_maint_do_resize(struct rbdl_image *img, uint64_t size)
+static int do_resize(struct rbdl_image *img, uint64_t size,
+		     const struct progress *prog)
 {
 	uint64_t old = atomic_load(&img->size);
 	uint64_t nobjs = rbdl_layout_num_objects(&img->layout, size);
@@ -289,7 +354,7 @@ int rbdl_maint_do_resize(struct rbdl_image *img, uint64_t size)
 	if (size == old)
 		return 0;
 	if (size < old) {
-		r = trim(img, old, size);
+		r = trim(img, old, size, prog);
 		if (r == 0 && rbdl_objmap_usable(img->om))
 			r = shrink_map_ready(img, nobjs);
 		if (r == 0)
@@ -315,22 +380,44 @@ int rbdl_maint_do_resize(struct rbdl_image *img, uint64_t size)
 	return r;
 }
 
+int rbdl_maint_do_resize(struct rbdl_image *img, uint64_t size)
+{
+	return do_resize(img, size, NULL);
+}
+
 int rbdl_maint_resize(struct rbdl_image *img, uint64_t size)
 {
-	int r;
+	return rbdl_maint_resize2(img, size, true, NULL, NULL);
+}
 
-	if (img->open_ro || atomic_load(&img->at_snap))
-		return -EROFS;
+int rbdl_maint_resize2(struct rbdl_image *img, uint64_t size,
+		       bool allow_shrink,
+		       int (*cb)(uint64_t, uint64_t, void *), void *arg)
+{
+	struct progress prog = { cb, arg };
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	/* librbd's order: the object map limit (Operations::resize), then
+	 * read-only (execute_resize), then the shrink permission (once the
+	 * request runs, as lock owner). */
 	if ((atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP) &&
 	    rbdl_layout_num_objects(&img->layout, size) >
 		    MAX_OBJECT_MAP_OBJECTS)
 		return -EINVAL;
+	if (img->open_ro || atomic_load(&img->at_snap))
+		return -EROFS;
 	r = rbdl_maint_begin(img, true);
 	if (r < 0)
 		return r;
 	uint64_t old = atomic_load(&img->size);
 
-	r = rbdl_maint_do_resize(img, size);
+	if (size < old && !allow_shrink) {
+		rbdl_maint_end(img);
+		return -EINVAL;
+	}
+	r = do_resize(img, size, &prog);
 	if (size != old) {
 		int q = rbdl_maint_refresh(img);
 

@@ -1,0 +1,605 @@
+/*
+ * rbd_info.c - the exported image information calls (name, format,
+ * timestamps, operation features, group), metadata listing and removal,
+ * rename, resize and removal with progress, the advisory rbd_lock calls,
+ * the read and diff walks, and the asynchronous open and close.
+ *
+ * Each entry point checks its arguments (a NULL or closed handle, NULL
+ * outputs: -EINVAL, where librbd would crash), applies librbd 16.2's
+ * buffer-size protocol and hands off to ops/info.h, ops/maint.h,
+ * ops/pool.h or image/open.h.  Nothing here calls another exported rbd_*
+ * function (under LD_PRELOAD it could bind to the real librbd).
+ *
+ * Threading: every call but the aio ones is synchronous on the caller's
+ * thread.  rbd_aio_open* and rbd_aio_close run the open or close on a
+ * short-lived detached thread of their own and complete the caller's
+ * completion from it through one delivery shared by all such calls (no
+ * image exists yet, or any more, to deliver through).  The completion is
+ * armed before the thread starts, so it is PENDING when the call returns.
+ *
+ * Ownership: strings handed out (rbd_get_group's name) are malloc'ed for
+ * the caller's cleanup call.  An aio open works on a private duplicate of
+ * the caller's I/O context and copies of its strings, made before the call
+ * returns, as librbd's ImageCtx does.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/completion.h"
+#include "core/internal.h"
+#include "image/open.h"
+#include "image/refresh.h"
+#include "image/state.h"
+#include "ops/diff.h"
+#include "ops/info.h"
+#include "ops/maint.h"
+#include "ops/pool.h"
+#include "proto/rados.h"
+#include "rbd/librbd.h"
+
+#define GET_IMAGE(img, image)                                            \
+	struct rbdl_image *img = rbdl_image_from_user(image);            \
+	if (!img)                                                        \
+		return -EINVAL
+
+/* ---- information ------------------------------------------------------------ */
+
+/*
+ * The image's name (also for an image opened by id: the directory's
+ * name).  *name_len too small: -ERANGE with the size needed, as librbd;
+ * on success *name_len is the length with its NUL.
+ */
+RBDL_API int rbd_get_name(rbd_image_t image, char *name, size_t *name_len)
+{
+	GET_IMAGE(img, image);
+	if (!name_len)
+		return -EINVAL;
+	size_t n = strlen(img->name);
+
+	if (*name_len <= n) {
+		*name_len = n + 1;
+		return -ERANGE;
+	}
+	if (!name)
+		return -EINVAL;
+	memcpy(name, img->name, n + 1);
+	*name_len = n + 1;
+	return 0;
+}
+
+/* Always 0: librbdlite opens format 2 images only. */
+RBDL_API int rbd_get_old_format(rbd_image_t image, uint8_t *old)
+{
+	GET_IMAGE(img, image);
+	if (!old)
+		return -EINVAL;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	*old = 0;
+	return 0;
+}
+
+static int timestamp(rbd_image_t image, enum rbdl_ts_kind kind,
+		     struct timespec *ts)
+{
+	GET_IMAGE(img, image);
+	if (!ts)
+		return -EINVAL;
+	return rbdl_info_timestamp(img, kind, ts);
+}
+
+/* The header's creation time. */
+RBDL_API int rbd_get_create_timestamp(rbd_image_t image,
+				      struct timespec *timestamp_out)
+{
+	return timestamp(image, RBDL_TS_CREATE, timestamp_out);
+}
+
+/* The header's last access time (librbdlite does not update it). */
+RBDL_API int rbd_get_access_timestamp(rbd_image_t image,
+				      struct timespec *timestamp_out)
+{
+	return timestamp(image, RBDL_TS_ACCESS, timestamp_out);
+}
+
+/* The header's last modification time (librbdlite does not update it). */
+RBDL_API int rbd_get_modify_timestamp(rbd_image_t image,
+				      struct timespec *timestamp_out)
+{
+	return timestamp(image, RBDL_TS_MODIFY, timestamp_out);
+}
+
+/* RBD_OPERATION_FEATURE_* bits of the image (0 without the feature). */
+RBDL_API int rbd_get_op_features(rbd_image_t image, uint64_t *op_features)
+{
+	GET_IMAGE(img, image);
+	if (!op_features)
+		return -EINVAL;
+	return rbdl_info_op_features(img, op_features);
+}
+
+/*
+ * The group of the image: name (malloc'ed, free with
+ * rbd_group_info_cleanup; "" when in no group) and pool (-1 when in none).
+ * group_info_size must be sizeof(rbd_group_info_t) (-ERANGE otherwise);
+ * on failure group_info->name is NULL.
+ */
+RBDL_API int rbd_get_group(rbd_image_t image, rbd_group_info_t *group_info,
+			   size_t group_info_size)
+{
+	GET_IMAGE(img, image);
+	if (!group_info)
+		return -EINVAL;
+	if (group_info_size != sizeof(rbd_group_info_t))
+		return -ERANGE;
+	int64_t pool;
+	char *name;
+	int r = rbdl_info_group(img, &pool, &name);
+
+	if (r < 0) {
+		group_info->name = NULL;
+		return r;
+	}
+	group_info->name = name;
+	group_info->pool = pool;
+	return 0;
+}
+
+/* ---- metadata ---------------------------------------------------------------- */
+
+/*
+ * Up to max (0: all) metadata pairs with keys after start ("" or NULL:
+ * from the first), as librbd: the keys packed NUL-separated into keys,
+ * the values into values.  *key_len and *vals_len are set to the sizes
+ * needed; -ERANGE if either buffer is too small.  On a read error both
+ * lengths are 0 and the error is returned.
+ */
+RBDL_API int rbd_metadata_list(rbd_image_t image, const char *start,
+			       uint64_t max, char *keys, size_t *key_len,
+			       char *values, size_t *vals_len)
+{
+	struct rbdl_md_pair *v = NULL;
+	size_t n = 0, ktot = 0, vtot = 0;
+
+	GET_IMAGE(img, image);
+	if (!key_len || !vals_len)
+		return -EINVAL;
+	int r = rbdl_info_metadata_list(img, start, max, &v, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		ktot += strlen(v[i].key) + 1;
+		vtot += v[i].vlen + 1;
+	}
+	bool short_buf = *key_len < ktot || *vals_len < vtot;
+
+	*key_len = ktot;
+	*vals_len = vtot;
+	if (r == 0 && short_buf)
+		r = -ERANGE;
+	if (r == 0 && ((ktot && !keys) || (vtot && !values)))
+		r = -EINVAL;
+	if (r == 0) {
+		char *kp = keys, *vp = values;
+
+		for (size_t i = 0; i < n; i++) {
+			size_t kl = strlen(v[i].key) + 1;
+
+			memcpy(kp, v[i].key, kl);
+			kp += kl;
+			memcpy(vp, v[i].value, v[i].vlen);
+			vp[v[i].vlen] = '\0';
+			vp += v[i].vlen + 1;
+		}
+	}
+	rbdl_info_metadata_free(v, n);
+	return r;
+}
+
+/* Remove one metadata key: -ENOENT if absent, -EROFS on read-only opens
+ * and at a snapshot. */
+RBDL_API int rbd_metadata_remove(rbd_image_t image, const char *key)
+{
+	GET_IMAGE(img, image);
+	if (!key)
+		return -EINVAL;
+	return rbdl_info_metadata_remove(img, key);
+}
+
+/* ---- rename, resize and remove with progress --------------------------------- */
+
+/*
+ * Rename image srcname of io's pool and namespace to destname: -EEXIST if
+ * destname is taken, -ENOENT if srcname does not exist.  Runs as
+ * exclusive-lock owner on images with the feature, as librbd's rename.
+ */
+RBDL_API int rbd_rename(rados_ioctx_t src_io_ctx, const char *srcname,
+			const char *destname)
+{
+	if (!src_io_ctx || !srcname || !destname)
+		return -EINVAL;
+	return rbdl_op_rename(src_io_ctx, srcname, destname);
+}
+
+/*
+ * rbd_resize with librbd's progress reports: cb(object, object count,
+ * cbdata) once per object a shrink goes through (none for a growth); a
+ * negative return from cb ends the resize with that value.  allow_shrink
+ * false: a smaller size fails with -EINVAL.
+ */
+RBDL_API int rbd_resize2(rbd_image_t image, uint64_t size, bool allow_shrink,
+			 librbd_progress_fn_t cb, void *cbdata)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_resize2(img, size, allow_shrink, cb, cbdata);
+}
+
+/* rbd_resize2 with allow_shrink. */
+RBDL_API int rbd_resize_with_progress(rbd_image_t image, uint64_t size,
+				      librbd_progress_fn_t cb, void *cbdata)
+{
+	GET_IMAGE(img, image);
+	return rbdl_maint_resize2(img, size, true, cb, cbdata);
+}
+
+/*
+ * rbd_remove with librbd's progress reports: cb(object, object count,
+ * cbdata) once per data object, in order; a negative return from cb ends
+ * the removal with that value (the image is left, partly trimmed).
+ */
+RBDL_API int rbd_remove_with_progress(rados_ioctx_t io, const char *name,
+				      librbd_progress_fn_t cb, void *cbdata)
+{
+	if (!io || !name)
+		return -EINVAL;
+	return rbdl_op_remove_prog(io, name, cb, cbdata);
+}
+
+/* ---- advisory locks ------------------------------------------------------------ */
+
+static int fill_packed(char *buf, const struct rbdl_adv_lockers *l,
+		       size_t field)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const char *s = *(char *const *)((const char *)&l->v[i] + field);
+		size_t k = strlen(s) + 1;
+
+		memcpy(buf, s, k);
+		buf += k;
+	}
+	return 0;
+}
+
+/*
+ * The lockers of the header's "rbd_lock" (advisory locks and the
+ * exclusive-lock feature's managed lock alike): their count, with the
+ * clients ("client.<id>"), cookies and addresses packed NUL-separated, and
+ * the tag; *exclusive as the lock's type (which the OSD keeps after the
+ * last locker left).  Every length is set to the size needed; -ERANGE if
+ * any buffer is too small.  Read from the OSD at each call: librbd answers
+ * from its last refresh, so its list can lag (it does not show the
+ * managed lock its own handle took since).
+ */
+RBDL_API ssize_t rbd_list_lockers(rbd_image_t image, int *exclusive,
+				  char *tag, size_t *tag_len, char *clients,
+				  size_t *clients_len, char *cookies,
+				  size_t *cookies_len, char *addrs,
+				  size_t *addrs_len)
+{
+	struct rbdl_adv_lockers l;
+	size_t ct = 0, kt = 0, at = 0;
+
+	GET_IMAGE(img, image);
+	if (!exclusive || !tag_len || !clients_len || !cookies_len ||
+	    !addrs_len)
+		return -EINVAL;
+	int r = rbdl_advlock_list(img, &l);
+
+	if (r < 0)
+		return r;
+	*exclusive = l.exclusive;
+	for (size_t i = 0; i < l.n; i++) {
+		ct += strlen(l.v[i].client) + 1;
+		kt += strlen(l.v[i].cookie) + 1;
+		at += strlen(l.v[i].addr) + 1;
+	}
+	size_t tt = strlen(l.tag) + 1;
+	bool short_buf = ct > *clients_len || kt > *cookies_len ||
+			 at > *addrs_len || tt > *tag_len;
+
+	*clients_len = ct;
+	*cookies_len = kt;
+	*addrs_len = at;
+	*tag_len = tt;
+	ssize_t ret = (ssize_t)l.n;
+
+	if (short_buf)
+		ret = -ERANGE;
+	else if (!tag || (l.n && (!clients || !cookies || !addrs)))
+		ret = -EINVAL;
+	if (ret >= 0) {
+		strcpy(tag, l.tag);
+		fill_packed(clients, &l, offsetof(struct rbdl_adv_locker, client));
+		fill_packed(cookies, &l, offsetof(struct rbdl_adv_locker, cookie));
+		fill_packed(addrs, &l, offsetof(struct rbdl_adv_locker, addr));
+	}
+	rbdl_advlock_list_free(&l);
+	return ret;
+}
+
+/* Take the advisory lock exclusively under cookie (NULL: ""): -EEXIST if
+ * this client holds it with that cookie already, -EBUSY if another does. */
+RBDL_API int rbd_lock_exclusive(rbd_image_t image, const char *cookie)
+{
+	GET_IMAGE(img, image);
+	return rbdl_advlock_lock(img, true, cookie ? cookie : "", "");
+}
+
+/* Take the advisory lock shared with tag (NULL: ""): -EBUSY if it is held
+ * exclusively or with another tag. */
+RBDL_API int rbd_lock_shared(rbd_image_t image, const char *cookie,
+			     const char *tag)
+{
+	GET_IMAGE(img, image);
+	return rbdl_advlock_lock(img, false, cookie ? cookie : "",
+				 tag ? tag : "");
+}
+
+/* Release this client's lock under cookie: -ENOENT if it holds none. */
+RBDL_API int rbd_unlock(rbd_image_t image, const char *cookie)
+{
+	GET_IMAGE(img, image);
+	return rbdl_advlock_unlock(img, cookie ? cookie : "");
+}
+
+/* Break the lock of client ("client.<id>") under cookie, blocklisting the
+ * client first (rbd_blocklist_on_break_lock): -EINVAL for an unparsable
+ * client, -ENOENT if it holds no lock. */
+RBDL_API int rbd_break_lock(rbd_image_t image, const char *client,
+			    const char *cookie)
+{
+	GET_IMAGE(img, image);
+	if (!client)
+		return -EINVAL;
+	return rbdl_advlock_break(img, client, cookie ? cookie : "");
+}
+
+/* ---- iteration --------------------------------------------------------------- */
+
+/*
+ * Read [ofs, ofs + len) clipped to the image, one stripe period at a time,
+ * calling cb(offset from ofs, length, data, arg) for each (holes read as
+ * zeros): the bytes read, or the first negative (an error, -EINVAL for
+ * ofs past the end, or cb's return).
+ */
+RBDL_API int64_t rbd_read_iterate(rbd_image_t image, uint64_t ofs, size_t len,
+				  int (*cb)(uint64_t, size_t, const char *,
+					    void *),
+				  void *arg)
+{
+	GET_IMAGE(img, image);
+	if (!cb)
+		return -EINVAL;
+	return rbdl_info_read_iterate(img, ofs, len, cb, arg);
+}
+
+/* rbd_read_iterate returning 0 on success. */
+RBDL_API int rbd_read_iterate2(rbd_image_t image, uint64_t ofs, uint64_t len,
+			       int (*cb)(uint64_t, size_t, const char *,
+					 void *),
+			       void *arg)
+{
+	GET_IMAGE(img, image);
+	if (!cb)
+		return -EINVAL;
+	int64_t r = rbdl_info_read_iterate(img, ofs, len, cb, arg);
+
+	return r > 0 ? 0 : (int)r;
+}
+
+/* rbd_diff_iterate2 with include_parent and exact extents. */
+RBDL_API int rbd_diff_iterate(rbd_image_t image, const char *fromsnapname,
+			      uint64_t ofs, uint64_t len,
+			      int (*cb)(uint64_t, size_t, int, void *),
+			      void *arg)
+{
+	GET_IMAGE(img, image);
+	if (!cb)
+		return -EINVAL;
+	return rbdl_diff_iterate(img, fromsnapname, ofs, len, false, true, cb,
+				 arg);
+}
+
+/* ---- asynchronous open and close ------------------------------------------------ */
+
+/* The delivery of every aio open and close (never closed). */
+static struct rbdl_delivery aio_dl;
+static pthread_once_t aio_once = PTHREAD_ONCE_INIT;
+static int aio_dl_err;
+
+static void aio_dl_init(void)
+{
+	aio_dl_err = rbdl_delivery_init(&aio_dl);
+}
+
+struct aio_job {
+	struct rbdl_comp *comp;
+	rados_ioctx_t io;		/* private duplicate (open) */
+	char *name, *id, *snap;		/* copies (open) */
+	bool ro;
+	rbd_image_t *image;		/* where the handle goes (open) */
+	struct rbdl_handle *h;		/* the image to close (close) */
+};
+
+static void job_free(struct aio_job *j)
+{
+	if (j->io)
+		rados_ioctx_destroy(j->io);
+	free(j->name);
+	free(j->id);
+	free(j->snap);
+	free(j);
+}
+
+static void *aio_open_thread(void *p)
+{
+	struct aio_job *j = p;
+	struct rbdl_handle *h = NULL;
+	int r = rbdl_image_open(j->io, j->name, j->id, j->snap, j->ro, &h);
+
+	/* As librbd's C_OpenComplete: the handle, or NULL on failure, is
+	 * stored before the completion fires. */
+	*j->image = r < 0 ? NULL : h;
+	struct rbdl_comp *c = j->comp;
+
+	job_free(j);
+	rbdl_comp_complete(c, r);
+	return NULL;
+}
+
+static void *aio_close_thread(void *p)
+{
+	struct aio_job *j = p;
+	int r = rbdl_image_close(j->h);
+	struct rbdl_comp *c = j->comp;
+
+	job_free(j);
+	rbdl_comp_complete(c, r);
+	return NULL;
+}
+
+/* Arm comp on the shared delivery and run fn(j) on a detached thread. */
+static int aio_start(struct aio_job *j, void *(*fn)(void *))
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int e;
+
+	pthread_once(&aio_once, aio_dl_init);
+	if (aio_dl_err)
+		return aio_dl_err;
+	if (rbdl_comp_arm(j->comp, &aio_dl, false) < 0)
+		return -EINVAL;
+	if (pthread_attr_init(&a))
+		e = ENOMEM;
+	else {
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		e = pthread_create(&t, &a, fn, j);
+		pthread_attr_destroy(&a);
+	}
+	if (e) {
+		/* No thread: run it here (the callback then runs inside
+		 * this call; better than a completion that never fires). */
+		rbdl_log("cannot start an aio open/close thread (%d); running "
+			 "it inline", e);
+		fn(j);
+	}
+	return 0;
+}
+
+static int aio_open_common(rados_ioctx_t io, const char *name, const char *id,
+			   rbd_image_t *image, const char *snap_name,
+			   rbd_completion_t c, bool ro)
+{
+	struct rbdl_comp *comp = rbdl_comp_from_user(c);
+	struct aio_job *j;
+	int r;
+
+	if (!io || !image || !comp || (!name && !id))
+		return -EINVAL;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->comp = comp;
+	j->ro = ro;
+	j->image = image;
+	r = rbdl_ioctx_clone(io, &j->io, NULL);
+	if (r < 0) {
+		j->io = NULL;
+		job_free(j);
+		return r;
+	}
+	j->name = name ? strdup(name) : NULL;
+	j->id = id ? strdup(id) : NULL;
+	/* "" is HEAD, as NULL (rbd_open). */
+	j->snap = snap_name && snap_name[0] ? strdup(snap_name) : NULL;
+	if ((name && !j->name) || (id && !j->id) ||
+	    (snap_name && snap_name[0] && !j->snap)) {
+		job_free(j);
+		return -ENOMEM;
+	}
+	r = aio_start(j, aio_open_thread);
+	if (r < 0)
+		job_free(j);
+	return r;
+}
+
+/*
+ * rbd_open without blocking: returns 0 at once (-EINVAL for NULL
+ * arguments or a used completion) and completes c with the open's result;
+ * *image is set before (NULL on failure).  The caller's ioctx and strings
+ * may go as soon as the call returns.
+ */
+RBDL_API int rbd_aio_open(rados_ioctx_t io, const char *name,
+			  rbd_image_t *image, const char *snap_name,
+			  rbd_completion_t c)
+{
+	return aio_open_common(io, name, NULL, image, snap_name, c, false);
+}
+
+/* rbd_aio_open by image id. */
+RBDL_API int rbd_aio_open_by_id(rados_ioctx_t io, const char *id,
+				rbd_image_t *image, const char *snap_name,
+				rbd_completion_t c)
+{
+	return aio_open_common(io, NULL, id, image, snap_name, c, false);
+}
+
+/* rbd_aio_open, read-only. */
+RBDL_API int rbd_aio_open_read_only(rados_ioctx_t io, const char *name,
+				    rbd_image_t *image, const char *snap_name,
+				    rbd_completion_t c)
+{
+	return aio_open_common(io, name, NULL, image, snap_name, c, true);
+}
+
+/* rbd_aio_open_by_id, read-only. */
+RBDL_API int rbd_aio_open_by_id_read_only(rados_ioctx_t io, const char *id,
+					  rbd_image_t *image,
+					  const char *snap_name,
+					  rbd_completion_t c)
+{
+	return aio_open_common(io, NULL, id, image, snap_name, c, true);
+}
+
+/*
+ * rbd_close without blocking: returns 0 at once (-EINVAL for a closed or
+ * bogus handle or a used completion) and completes c once in-flight I/O
+ * drained and the image is closed.  The handle must not be used after
+ * the call.
+ */
+RBDL_API int rbd_aio_close(rbd_image_t image, rbd_completion_t c)
+{
+	struct rbdl_comp *comp = rbdl_comp_from_user(c);
+	struct aio_job *j;
+	int r;
+
+	if (!rbdl_image_from_user(image) || !comp)
+		return -EINVAL;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->comp = comp;
+	j->h = image;
+	r = aio_start(j, aio_close_thread);
+	if (r < 0)
+		job_free(j);
+	return r;
+}
