@@ -450,6 +450,11 @@ bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
 		return true;
 	rbdl_lock_write_end(img);
 	pthread_mutex_lock(&lk->mu);
+	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED) {
+		/* The feature was just disabled (rbdl_lock_feature_off). */
+		pthread_mutex_unlock(&lk->mu);
+		return true;
+	}
 	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER) {
 		/* Acquired meanwhile; the releaser needs mu to start, so
 		 * the count is visible to it. */
@@ -562,6 +567,10 @@ static bool lock_on_notify(struct rbdl_image *img, uint64_t notify_id,
 			   uint64_t handle, const struct rbdl_notify_msg *m)
 {
 	if (!m || lock_state(img) == RBDL_LOCK_DISABLED)
+		return false;
+	/* QUIESCE / UNQUIESCE are the quiesce watchers' (quiesce.h) to
+	 * answer, lock or no lock. */
+	if (m->op == RBDL_NOTIFY_QUIESCE || m->op == RBDL_NOTIFY_UNQUIESCE)
 		return false;
 	lock_notify(img, notify_id, handle, m);
 	return true;
@@ -839,4 +848,44 @@ int rbdl_lock_break_owner(struct rbdl_image *img, const char *owner)
 	}
 	rbdl_lock_info_free(&li);
 	return r;
+}
+
+/* ---- the feature turned off or on (rbd_update_features) ----------------- */
+
+void rbdl_lock_feature_off(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = img->lk;
+	struct rbdl_lkwaiter *w;
+	bool held;
+
+	if (!lk || !lk->inited || atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
+		return;
+	pthread_mutex_lock(&lk->mu);
+	held = rbdl_lock_is_owner(img);
+	/* Writes pass the gate from now on; parked ones go ahead (their
+	 * resume re-runs the gate, which sees DISABLED).  mu and cv stay:
+	 * a write may still be on its way through the slow path. */
+	atomic_store(&lk->state, RBDL_LOCK_DISABLED);
+	lk->stop = true;
+	w = take_parked_locked(lk);
+	pthread_cond_broadcast(&lk->cv);
+	pthread_mutex_unlock(&lk->mu);
+	if (lk->running) {
+		pthread_join(lk->thread, NULL);
+		lk->running = false;
+	}
+	if (held) {
+		rbdl_objmap_unload(img);
+		rbdl_lockobj_unlock(img->md_io, img->header_oid, lk->cookie);
+		send_notify(img, RBDL_NOTIFY_RELEASED_LOCK, NULL, NULL);
+	}
+	resume_all(w, 0);
+}
+
+int rbdl_lock_feature_on(struct rbdl_image *img)
+{
+	/* As rbd_snap_set back to HEAD: the lock was set up disabled (no
+	 * thread), so it can be set up again from the new features. */
+	rbdl_lock_shutdown(img);
+	return rbdl_lock_init(img);
 }

@@ -146,4 +146,16 @@ void rbdl_lock_cookie(struct rbdl_image *img, char *buf, size_t len);
  * the open image to a snapshot, as librbd's SetSnapRequest does). */
 void rbdl_lock_drop(struct rbdl_image *img);
 
+/*
+ * rbd_update_features (ops/features.c), with maint_mu held and our writes
+ * drained.  feature_off: the exclusive-lock feature was removed from the
+ * header: stop the control thread, let parked writes through, and if we
+ * held the lock (MAINT), release it (object map, header lock,
+ * RELEASED_LOCK).  The state is DISABLED afterwards.  feature_on: the
+ * feature was added (the lock was DISABLED): set the lock up again from
+ * img->features (UNLOCKED, taken by the next write).  0 or -errno.
+ */
+void rbdl_lock_feature_off(struct rbdl_image *img);
+int rbdl_lock_feature_on(struct rbdl_image *img);
+
 #endif /* RBDL_LOCK_H */

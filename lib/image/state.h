@@ -54,6 +54,7 @@ struct rbdl_updwatch;		/* updwatch.h */
 struct rbdl_pview;		/* parent.h */
 struct rbdl_backing;		/* parent.c */
 struct rbdl_watch_listener;	/* watch.h */
+struct rbdl_quiesce;		/* quiesce.h */
 
 struct rbdl_handle {
 	_Atomic uint32_t magic;
@@ -81,9 +82,9 @@ struct rbdl_flushq {
 	struct rbdl_comp *queued;	/* flushes that arrived meanwhile */
 };
 
-/* Header notification subscribers (watch.h): the lock and the update
- * watchers. */
-#define RBDL_WATCH_LISTENERS 2
+/* Header notification subscribers (watch.h): the lock, the update
+ * watchers and the quiesce watchers. */
+#define RBDL_WATCH_LISTENERS 3
 
 struct rbdl_image {
 	/* immutable after open */
@@ -146,6 +147,7 @@ struct rbdl_image {
 	struct rbdl_lock *lk;		/* exclusive lock, or NULL (lock.h) */
 	struct rbdl_objmap *om;		/* HEAD object map, or NULL */
 	struct rbdl_updwatch *uw;	/* rbd_update_watch, or NULL */
+	struct rbdl_quiesce *qw;	/* rbd_quiesce_watch, or NULL */
 
 	/* backing image of a clone or migration (parent.h) */
 	_Atomic(struct rbdl_pview *) pview;	/* current view */

@@ -44,6 +44,7 @@ struct rbdl_watch_listener {
  * must outlive the image.  Slots are called in this order. */
 #define RBDL_WATCH_SLOT_UPDATES 0	/* rbd_update_watch callbacks */
 #define RBDL_WATCH_SLOT_LOCK 1		/* the exclusive lock */
+#define RBDL_WATCH_SLOT_QUIESCE 2	/* rbd_quiesce_watch (quiesce.h) */
 void rbdl_watch_listen(struct rbdl_image *img, unsigned slot,
 		       const struct rbdl_watch_listener *l);
 

@@ -53,6 +53,16 @@ int rbdl_decode_notify(const void *buf, size_t len, struct rbdl_notify_msg *out)
 		    rbdl_dec_left(&d) > 0)
 			m.force = rbdl_dec_u8(&d) != 0;
 	}
+	/* QuiescePayload / UnquiescePayload: an AsyncRequestId (u64 gid,
+	 * u64 handle, u64 request id). */
+	if (!d.err && (m.op == RBDL_NOTIFY_QUIESCE ||
+		       m.op == RBDL_NOTIFY_UNQUIESCE) &&
+	    rbdl_dec_left(&d) >= 24) {
+		m.async_gid = rbdl_dec_u64(&d);
+		m.async_handle = rbdl_dec_u64(&d);
+		m.async_request_id = rbdl_dec_u64(&d);
+		m.has_async_id = !d.err;
+	}
 	rbdl_dec_leave(&d, outer);
 	if (d.err)
 		return d.err;

@@ -31,6 +31,12 @@ struct rbdl_notify_msg {
 	uint64_t client_gid;
 	uint64_t client_handle;
 	bool force;		/* REQUEST_LOCK only */
+	/* QUIESCE / UNQUIESCE: the AsyncRequestId (ClientId gid and handle,
+	 * request id) that names the request across notify retries. */
+	bool has_async_id;
+	uint64_t async_gid;
+	uint64_t async_handle;
+	uint64_t async_request_id;
 };
 /* An empty payload decodes as HEADER_UPDATE.  The ClientId is decoded
  * (has_client) only for ACQUIRED/RELEASED/REQUEST_LOCK with struct_v >= 2;
