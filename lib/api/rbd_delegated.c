@@ -814,11 +814,6 @@ RBDL_API int rbd_group_rename(rados_ioctx_t p, const char *src_name,
 	RBDL_FORWARD(rbd_group_rename, p, src_name, dest_name);
 }
 
-RBDL_API int rbd_group_info_cleanup(rbd_group_info_t *group_info,
-				    size_t group_info_size)
-{
-	RBDL_FORWARD(rbd_group_info_cleanup, group_info, group_info_size);
-}
 
 RBDL_API int rbd_group_image_add(rados_ioctx_t group_p, const char *group_name,
 				 rados_ioctx_t image_p, const char *image_name)
@@ -1066,4 +1061,109 @@ RBDL_API void rbd_config_image_list_cleanup(rbd_config_option_t *options,
 					    int max_options)
 {
 	RBDL_FORWARD_VOID(rbd_config_image_list_cleanup, options, max_options);
+}
+
+/* ---- deep copy --------------------------------------------------------------- */
+
+/*
+ * A deep copy (every snapshot, the parent link, the object maps) of an
+ * open image: on a short-lived real handle of it, with the options copied.
+ * librbdlite's own rbd_copy*() copies HEAD or the open snapshot natively.
+ */
+static int deep_copy(rbd_image_t src, rados_ioctx_t dest_io_ctx,
+		     const char *destname, rbd_image_options_t dest_opts,
+		     librbd_progress_fn_t cb, void *cbdata)
+{
+	__typeof__(&rbd_deep_copy_with_progress) real_ =
+		RBDL_REAL_FN(rbd_deep_copy_with_progress);
+	struct rbdl_image *img = rbdl_image_from_user(src);
+	rbd_image_options_t ropts;
+	rbd_image_t h;
+	int r;
+
+	if (!img) {
+		if (!src || rbdl_image_handle_known(src))
+			return -EINVAL;
+		/* the real librbd's own handle (see real.h) */
+		return real_ ? real_(src, dest_io_ctx, destname, dest_opts, cb,
+				     cbdata) : -EOPNOTSUPP;
+	}
+	if (!dest_io_ctx || !destname || !dest_opts)
+		return -EINVAL;
+	if (!real_)
+		return -EOPNOTSUPP;
+	r = rbdl_real_opts_copy(dest_opts, "rbd_deep_copy", &ropts);
+	if (r < 0)
+		return r;
+	r = rbdl_real_image_open(img, "rbd_deep_copy", &h);
+	if (r == 0) {
+		r = real_(h, dest_io_ctx, destname, ropts, cb, cbdata);
+		rbdl_real_image_close(img, h);
+	}
+	rbdl_real_opts_free(ropts);
+	return r;
+}
+
+static int no_progress(uint64_t offset, uint64_t total, void *arg)
+{
+	(void)offset;
+	(void)total;
+	(void)arg;
+	return 0;
+}
+
+RBDL_API int rbd_deep_copy(rbd_image_t src, rados_ioctx_t dest_io_ctx,
+			   const char *destname, rbd_image_options_t dest_opts)
+{
+	return deep_copy(src, dest_io_ctx, destname, dest_opts, no_progress,
+			 NULL);
+}
+
+RBDL_API int rbd_deep_copy_with_progress(rbd_image_t image,
+					 rados_ioctx_t dest_io_ctx,
+					 const char *destname,
+					 rbd_image_options_t dest_opts,
+					 librbd_progress_fn_t cb, void *cbdata)
+{
+	return deep_copy(image, dest_io_ctx, destname, dest_opts, cb, cbdata);
+}
+
+/* ---- watchers ---------------------------------------------------------------- */
+
+/*
+ * The clients watching the image's header, with their addresses.
+ * librados' C API cannot list watchers, so this is forwarded, on a
+ * read-only real handle: librbd does not watch the header from those, so
+ * the list holds exactly the watchers there were (librbdlite's own
+ * handle's included, as librbd lists its own).
+ */
+RBDL_API int rbd_watchers_list(rbd_image_t image, rbd_image_watcher_t *watchers,
+			       size_t *max_watchers)
+{
+	__typeof__(&rbd_watchers_list) real_ = RBDL_REAL_FN(rbd_watchers_list);
+	struct rbdl_image *img = rbdl_image_from_user(image);
+	rbd_image_t h;
+	int r;
+
+	if (!img) {
+		if (!image || rbdl_image_handle_known(image))
+			return -EINVAL;
+		return real_ ? real_(image, watchers, max_watchers) : -EOPNOTSUPP;
+	}
+	if (!max_watchers)
+		return -EINVAL;
+	if (!real_)
+		return -EOPNOTSUPP;
+	r = rbdl_real_image_open2(img, "rbd_watchers_list", true, &h);
+	if (r < 0)
+		return r;
+	r = real_(h, watchers, max_watchers);
+	rbdl_real_image_close(img, h);
+	return r;
+}
+
+RBDL_API void rbd_watchers_list_cleanup(rbd_image_watcher_t *watchers,
+					size_t num_watchers)
+{
+	RBDL_FORWARD_VOID(rbd_watchers_list_cleanup, watchers, num_watchers);
 }

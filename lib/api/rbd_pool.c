@@ -469,6 +469,20 @@ RBDL_API void rbd_linked_image_spec_list_cleanup(rbd_linked_image_spec_t *images
 	}
 }
 
+/* Free the name rbd_get_group() filled in.  -ERANGE when group_info_size
+ * is not this struct's size, as librbd. */
+RBDL_API int rbd_group_info_cleanup(rbd_group_info_t *group_info,
+				    size_t group_info_size)
+{
+	if (group_info_size != sizeof(rbd_group_info_t))
+		return -ERANGE;
+	if (!group_info)
+		return -EINVAL;
+	free(group_info->name);
+	group_info->name = NULL;
+	return 0;
+}
+
 /* ---- namespaces ---------------------------------------------------------------------- */
 
 /*

@@ -112,6 +112,12 @@ void *rbdl_real_sym(const char *name, atomic_int *warned)
 int rbdl_real_image_open(struct rbdl_image *img, const char *fn,
 			 rbd_image_t *out)
 {
+	return rbdl_real_image_open2(img, fn, false, out);
+}
+
+int rbdl_real_image_open2(struct rbdl_image *img, const char *fn,
+			  bool read_only, rbd_image_t *out)
+{
 	__typeof__(&rbd_open_by_id) open_rw = RBDL_REAL_FN(rbd_open_by_id);
 	__typeof__(&rbd_open_by_id_read_only) open_ro =
 		RBDL_REAL_FN(rbd_open_by_id_read_only);
@@ -128,7 +134,7 @@ int rbdl_real_image_open(struct rbdl_image *img, const char *fn,
 	 * refresh_lock (rbd_snap_set). */
 	pthread_mutex_lock(&img->refresh_lock);
 	snap_id = img->snap_id;
-	ro = img->read_only;
+	ro = img->read_only || read_only;
 	pthread_mutex_unlock(&img->refresh_lock);
 	r = (ro ? open_ro : open_rw)(img->md_io, img->id, out, NULL);
 	if (r < 0) {

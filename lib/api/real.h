@@ -39,6 +39,11 @@ void *rbdl_real_sym(const char *name, atomic_int *warned);
 int rbdl_real_image_open(struct rbdl_image *img, const char *fn,
 			 rbd_image_t *out);
 
+/* The same, read-only if read_only: librbd 16.2 neither watches the header
+ * nor takes the lock from a read-only open. */
+int rbdl_real_image_open2(struct rbdl_image *img, const char *fn,
+			  bool read_only, rbd_image_t *out);
+
 /* Close a handle of rbdl_real_image_open() and make img re-read its
  * header before its next operation (the call may have changed it). */
 void rbdl_real_image_close(struct rbdl_image *img, rbd_image_t real);

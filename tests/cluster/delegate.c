@@ -262,6 +262,15 @@ int main(int argc, char **argv)
 		r = rbd_create(io, nm("cfg"), 1 << 22, &order);
 		r = rbd_open(io, nm("cfg"), &img, NULL);
 		SHOW("open %d", r);
+		{
+			rbd_image_watcher_t w[8];
+			size_t nw = 8;
+
+			r = rbd_watchers_list(img, w, &nw);
+			SHOW("watchers_list %d n=%zu", r, nw);
+			if (r == 0)
+				rbd_watchers_list_cleanup(w, nw);
+		}
 		r = rbd_metadata_set(img, "conf_rbd_cache", "false");
 		SHOW("metadata_set %d", r);
 		n = 256;

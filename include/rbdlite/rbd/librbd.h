@@ -1387,10 +1387,11 @@ CEPH_RBD_API void rbd_watchers_list_cleanup(rbd_image_watcher_t *watchers,
 /* ---- Advisory locks ---------------------------------------------------- */
 
 /*
- * Advisory locks (the `rbd lock` kind, cls_lock "rbd_lock" on the header),
- * independent of the exclusive-lock feature, which manages its own lock: with
- * that feature enabled librbd refuses these with -EINVAL (so does librbdlite).
- * The owner of a lock is this RADOS client; cookie and tag are free strings.
+ * Advisory locks (the `rbd lock` kind, cls_lock "rbd_lock" on the header).
+ * They share the lock object with the exclusive-lock feature's managed
+ * lock: while a client holds that one, these fail with -EBUSY (and vice
+ * versa).  The owner of a lock is this RADOS client; cookie and tag are
+ * free strings.  rbd_list_lockers asks the OSD at every call.
  */
 CEPH_RBD_API ssize_t rbd_list_lockers(rbd_image_t image, int *exclusive,
 				      char *tag, size_t *tag_len, char *clients,
@@ -1408,8 +1409,9 @@ CEPH_RBD_API int rbd_break_lock(rbd_image_t image, const char *client,
 
 /*
  * Whole-extent iteration.  rbd_read_iterate*() read [ofs, ofs + len) in
- * object-sized pieces and hand each to cb (rbd_read_iterate2 passes NULL for
- * holes); a negative cb return stops and is returned.  rbd_diff_iterate() is
+ * object-sized pieces and hand each to cb (holes as zeros; for
+ * rbd_read_iterate2 the offset is relative to ofs); a negative cb return
+ * stops the walk and is returned.  rbd_diff_iterate() is
  * rbd_diff_iterate2() with include_parent = 1 and whole_object = 0.
  */
 CEPH_RBD_API int64_t rbd_read_iterate(rbd_image_t image, uint64_t ofs,
