@@ -6,8 +6,16 @@
 #            libjemalloc-dev librados-dev
 #   cluster  ceph-mon ceph-osd ceph-common uuid-runtime python3 procps
 #            (tests/cluster/cluster.sh: a throwaway test cluster)
-#   judges   librbd-dev librbd1 fio qemu-utils qemu-block-extra
+#   judges   librbd-dev librbd1 python3-rbd fio qemu-utils qemu-block-extra
 #            (the reference librbd and its clients, to compare against)
+#   consumers
+#            libvirt-daemon libvirt-daemon-driver-storage-rbd libvirt-clients
+#            tgt tgt-rbd rbd-fuse fuse3 tcmu-runner
+#            (unmodified librbd consumers run on librbdlite: libvirtd's rbd
+#            storage backend and virsh, tgtd's rbd backing store, rbd-fuse
+#            (libfuse2; fuse3 brings fusermount3), tcmu-runner's rbd
+#            handler; qemu-block-extra also has the iSCSI initiator qemu-io
+#            uses against tgtd)
 #   tools    valgrind python3
 #
 # Does nothing (and needs no network) when every package is installed.
@@ -27,10 +35,11 @@ PROG=${0##*/}
 declare -A PKG_GROUPS=(
     [build]="autoconf automake libtool pkg-config make gcc check libjemalloc-dev librados-dev"
     [cluster]="ceph-mon ceph-osd ceph-common uuid-runtime python3 procps"
-    [judges]="librbd-dev librbd1 fio qemu-utils qemu-block-extra"
+    [judges]="librbd-dev librbd1 python3-rbd fio qemu-utils qemu-block-extra"
+    [consumers]="libvirt-daemon libvirt-daemon-driver-storage-rbd libvirt-clients tgt tgt-rbd rbd-fuse fuse3 tcmu-runner"
     [tools]="valgrind python3"
 )
-ALL_GROUPS=(build cluster judges tools)
+ALL_GROUPS=(build cluster judges consumers tools)
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
