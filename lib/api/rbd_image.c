@@ -584,6 +584,11 @@ RBDL_API int rbd_lock_get_owners(rbd_image_t image,
 	GET_IMAGE(img, image);
 	if (!lock_mode || !max_lock_owners)
 		return -EINVAL;
+	/* The entries are ours to fill: clear them first, so that a caller
+	 * that runs rbd_lock_get_owners_cleanup() over its whole array after
+	 * an error (python3-rbd's iterator does) frees nothing stale. */
+	if (lock_owners && *max_lock_owners <= SIZE_MAX / sizeof(char *))
+		memset(lock_owners, 0, *max_lock_owners * sizeof(char *));
 	r = rbdl_lock_get_owner(img, owner, sizeof(owner));
 	if (r < 0)
 		return r;
