@@ -119,29 +119,6 @@ RBDL_API int rbd_image_options_is_set(rbd_image_options_t opts, int optname,
 
 /* ---- feature names --------------------------------------------------------- */
 
-/* librbd's feature names, in the (alphabetical) order it lists them. */
-static const struct {
-	const char *name;
-	uint64_t bit;
-} feature_names[] = {
-	{ RBD_FEATURE_NAME_DATA_POOL, RBD_FEATURE_DATA_POOL },
-	{ RBD_FEATURE_NAME_DEEP_FLATTEN, RBD_FEATURE_DEEP_FLATTEN },
-	{ "dirty-cache", RBD_FEATURE_DIRTY_CACHE },
-	{ RBD_FEATURE_NAME_EXCLUSIVE_LOCK, RBD_FEATURE_EXCLUSIVE_LOCK },
-	{ RBD_FEATURE_NAME_FAST_DIFF, RBD_FEATURE_FAST_DIFF },
-	{ RBD_FEATURE_NAME_JOURNALING, RBD_FEATURE_JOURNALING },
-	{ RBD_FEATURE_NAME_LAYERING, RBD_FEATURE_LAYERING },
-	{ RBD_FEATURE_NAME_MIGRATING, RBD_FEATURE_MIGRATING },
-	{ RBD_FEATURE_NAME_NON_PRIMARY, RBD_FEATURE_NON_PRIMARY },
-	{ RBD_FEATURE_NAME_OBJECT_MAP, RBD_FEATURE_OBJECT_MAP },
-	{ RBD_FEATURE_NAME_OPERATIONS, RBD_FEATURE_OPERATIONS },
-	{ RBD_FEATURE_NAME_STRIPINGV2, RBD_FEATURE_STRIPINGV2 },
-};
-#define FEATURES_ALL (RBD_FEATURE_DIRTY_CACHE * 2 - 1)
-/* Bits a numeric feature mask may not set (librbd drops them, and errs). */
-#define FEATURES_INTERNAL (RBD_FEATURE_OPERATIONS | RBD_FEATURE_MIGRATING | \
-			   RBD_FEATURE_NON_PRIMARY | RBD_FEATURE_DIRTY_CACHE)
-
 /*
  * The comma-separated names of features (no spaces, alphabetical), NUL
  * terminated, into str_features of *size bytes; *size becomes the length
@@ -151,46 +128,7 @@ static const struct {
 RBDL_API int rbd_features_to_string(uint64_t features, char *str_features,
 				    size_t *size)
 {
-	char buf[256];
-	size_t len = 0;
-	uint64_t left = features;
-
-	if (!size)
-		return -EINVAL;
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(feature_names) / sizeof(feature_names[0]);
-	     i++) {
-		if (!(features & feature_names[i].bit))
-			continue;
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
-					len ? "," : "", feature_names[i].name);
-		left &= ~feature_names[i].bit;
-	}
-	if (left)
-		return -EINVAL;
-	if (*size <= len) {
-		*size = len + 1;
-		return -ERANGE;
-	}
-	if (!str_features)
-		return -EINVAL;
-	memcpy(str_features, buf, len + 1);
-	*size = len + 1;
-	return 0;
-}
-
-static bool feat_space(char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
-/* [s, e) without surrounding white space. */
-static void feat_trim(const char **s, const char **e)
-{
-	while (*s < *e && feat_space(**s))
-		(*s)++;
-	while (*e > *s && feat_space((*e)[-1]))
-		(*e)--;
+	return rbdl_features_format(features, str_features, size);
 }
 
 /*
@@ -204,67 +142,9 @@ static void feat_trim(const char **s, const char **e)
 RBDL_API int rbd_features_from_string(const char *str_features,
 				      uint64_t *features)
 {
-	const char *s = str_features, *e;
-	uint64_t v = 0;
-	bool bad = false, numeric = true;
-
 	if (!str_features || !features)
 		return -EINVAL;
-	e = s + strlen(s);
-	feat_trim(&s, &e);
-	if (s == e) {
-		*features = RBD_FEATURES_DEFAULT;
-		return 0;
-	}
-	/* A number: optional sign, decimal digits (wrapping like librbd's
-	 * conversion to an unsigned type). */
-	{
-		const char *p = s;
-		bool neg = false;
-
-		if (*p == '+' || *p == '-')
-			neg = *p++ == '-';
-		if (p == e)
-			numeric = false;
-		for (; p < e && numeric; p++) {
-			if (*p < '0' || *p > '9')
-				numeric = false;
-			else
-				v = v * 10 + (uint64_t)(*p - '0');
-		}
-		if (numeric && neg)
-			v = -v;
-	}
-	if (numeric) {
-		if (v & ~(uint64_t)FEATURES_ALL)
-			bad = true;
-		if (v & FEATURES_INTERNAL)
-			bad = true;
-		*features = v & FEATURES_ALL & ~(uint64_t)FEATURES_INTERNAL;
-		return bad ? -EINVAL : 0;
-	}
-	v = 0;
-	for (const char *t = s;;) {
-		const char *c = memchr(t, ',', (size_t)(e - t));
-		const char *ts = t, *te = c ? c : e;
-		size_t i, n = sizeof(feature_names) / sizeof(feature_names[0]);
-
-		feat_trim(&ts, &te);
-		for (i = 0; i < n; i++) {
-			if (strlen(feature_names[i].name) == (size_t)(te - ts) &&
-			    !memcmp(feature_names[i].name, ts, (size_t)(te - ts)))
-				break;
-		}
-		if (i < n)
-			v += feature_names[i].bit;
-		else
-			bad = true;
-		if (!c)
-			break;
-		t = c + 1;
-	}
-	*features = v;
-	return bad ? -EINVAL : 0;
+	return rbdl_features_parse(str_features, features);
 }
 
 /* ---- create ------------------------------------------------------------ */

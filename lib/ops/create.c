@@ -42,23 +42,6 @@
 /* cls inputs holding up to two names */
 #define IN_MAX (2 * RBDL_OID_MAX + 64)
 
-static const struct {
-	const char *name;
-	uint64_t bit;
-} feature_names[] = {
-	{ RBD_FEATURE_NAME_LAYERING, RBD_FEATURE_LAYERING },
-	{ RBD_FEATURE_NAME_STRIPINGV2, RBD_FEATURE_STRIPINGV2 },
-	{ RBD_FEATURE_NAME_EXCLUSIVE_LOCK, RBD_FEATURE_EXCLUSIVE_LOCK },
-	{ RBD_FEATURE_NAME_OBJECT_MAP, RBD_FEATURE_OBJECT_MAP },
-	{ RBD_FEATURE_NAME_FAST_DIFF, RBD_FEATURE_FAST_DIFF },
-	{ RBD_FEATURE_NAME_DEEP_FLATTEN, RBD_FEATURE_DEEP_FLATTEN },
-	{ RBD_FEATURE_NAME_JOURNALING, RBD_FEATURE_JOURNALING },
-	{ RBD_FEATURE_NAME_DATA_POOL, RBD_FEATURE_DATA_POOL },
-	{ RBD_FEATURE_NAME_OPERATIONS, RBD_FEATURE_OPERATIONS },
-	{ RBD_FEATURE_NAME_MIGRATING, RBD_FEATURE_MIGRATING },
-	{ RBD_FEATURE_NAME_NON_PRIMARY, RBD_FEATURE_NON_PRIMARY },
-	{ RBD_FEATURE_NAME_DIRTY_CACHE, RBD_FEATURE_DIRTY_CACHE },
-};
 
 struct create_req {
 	rados_ioctx_t io;		/* image pool + namespace */
@@ -76,28 +59,13 @@ struct create_req {
 	char data_pool_buf[256];
 };
 
-/* librbd::rbd_features_from_string: a number, or comma-separated names
- * (unknown names ignored). */
+/* The value librbd takes from a features setting: whatever
+ * rbd_features_from_string understood, errors or not. */
 static uint64_t features_from_string(const char *s)
 {
-	char *end, *dup, *tok, *save = NULL;
-	unsigned long long v;
 	uint64_t f = 0;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (!errno && end != s && *end == '\0')
-		return v;
-	dup = strdup(s);
-	if (!dup)
-		return 0;
-	for (tok = strtok_r(dup, ", ", &save); tok;
-	     tok = strtok_r(NULL, ", ", &save)) {
-		for (size_t i = 0; i < RBDL_ARRAY_SIZE(feature_names); i++)
-			if (!strcmp(tok, feature_names[i].name))
-				f |= feature_names[i].bit;
-	}
-	free(dup);
+	(void)rbdl_features_parse(s, &f);
 	return f;
 }
 

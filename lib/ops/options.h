@@ -63,4 +63,17 @@ int rbdl_opts_copy_str(const struct rbdl_opts *o, int id, char *out,
 /* Unset one: 0, -EINVAL (unknown id), -ENOENT (not set). */
 int rbdl_opts_unset(struct rbdl_opts *o, int id);
 
+/*
+ * Feature bits as librbd's names (pure, like the options above).
+ * rbdl_features_format: the comma-separated names (alphabetical) into buf
+ * of *size bytes, *size set to the length needed with the NUL; -ERANGE if
+ * it is too small, -EINVAL for a bit without a name.  rbdl_features_parse:
+ * librbd::rbd_features_from_string -- trimmed; "" is RBD_FEATURES_DEFAULT;
+ * a decimal mask loses unnamed and internal bits; else names, comma
+ * separated and trimmed, summed; -EINVAL (with *out still set to what was
+ * understood) when anything was dropped or unknown.
+ */
+int rbdl_features_format(uint64_t features, char *buf, size_t *size);
+int rbdl_features_parse(const char *s, uint64_t *out);
+
 #endif /* RBDL_OPTIONS_H */

@@ -207,6 +207,70 @@ START_TEST(test_parse_settings)
 }
 END_TEST
 
+/* Feature names as librbd 16.2.15 formats and parses them (values read off
+ * the real library). */
+START_TEST(test_feature_strings)
+{
+	static const struct {
+		const char *s;
+		int r;
+		uint64_t f;
+	} parse[] = {
+		{ "", 0, 61 },
+		{ "  ", 0, 61 },
+		{ "layering", 0, 1 },
+		{ "layering, exclusive-lock", 0, 5 },
+		{ " layering", 0, 1 },
+		{ "\tlayering\n", 0, 1 },
+		{ "layering,layering", 0, 2 },	/* summed, as librbd */
+		{ "bogus", -EINVAL, 0 },
+		{ "layering,,striping", -EINVAL, 3 },
+		{ "layering,", -EINVAL, 1 },
+		{ "LAYERING", -EINVAL, 0 },
+		{ "layering exclusive-lock", -EINVAL, 0 },
+		{ "dirty-cache", 0, 2048 },
+		{ "1", 0, 1 },
+		{ "+1", 0, 1 },
+		{ "05", 0, 5 },
+		{ "1 ", 0, 1 },
+		{ "0", 0, 0 },
+		{ "0x5", -EINVAL, 0 },
+		{ "256", -EINVAL, 0 },		/* internal bits dropped */
+		{ "4095", -EINVAL, 255 },
+		{ "-1", -EINVAL, 255 },
+	};
+	char buf[256];
+	size_t sz;
+
+	for (size_t i = 0; i < sizeof(parse) / sizeof(parse[0]); i++) {
+		uint64_t f = 77;
+
+		ck_assert_msg(rbdl_features_parse(parse[i].s, &f) == parse[i].r,
+			      "parse \"%s\" result", parse[i].s);
+		ck_assert_msg(f == parse[i].f, "parse \"%s\": %llu", parse[i].s,
+			      (unsigned long long)f);
+	}
+	sz = sizeof(buf);
+	ck_assert_int_eq(rbdl_features_format(61, buf, &sz), 0);
+	ck_assert_str_eq(buf, "deep-flatten,exclusive-lock,fast-diff,layering,"
+			      "object-map");
+	ck_assert_uint_eq(sz, 58);
+	sz = sizeof(buf);
+	ck_assert_int_eq(rbdl_features_format(0, buf, &sz), 0);
+	ck_assert_str_eq(buf, "");
+	ck_assert_uint_eq(sz, 1);
+	sz = 3;
+	ck_assert_int_eq(rbdl_features_format(61, buf, &sz), -ERANGE);
+	ck_assert_uint_eq(sz, 58);
+	sz = 0;
+	ck_assert_int_eq(rbdl_features_format(0, buf, &sz), -ERANGE);
+	ck_assert_uint_eq(sz, 1);
+	sz = sizeof(buf);
+	ck_assert_int_eq(rbdl_features_format(1ULL << 40, buf, &sz), -EINVAL);
+	ck_assert_uint_eq(sz, sizeof(buf));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("Options");
@@ -218,6 +282,7 @@ int main(void)
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_stack_instance);
 	tcase_add_test(tc, test_parse_settings);
+	tcase_add_test(tc, test_feature_strings);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
