@@ -44,7 +44,6 @@
 #define IN_MAX (3 * RBDL_OID_MAX + 64)
 #define CEPH_RELEASE_MIMIC 13
 #define METADATA_PAGE 128		/* MetadataCopyRequest's batch */
-#define DIR_PAGE 1024
 
 /* ---- options ---------------------------------------------------------- */
 
@@ -747,64 +746,12 @@ static void name_map_free(struct name_map *m)
 static int list_all(rados_ioctx_t io, bool trash, struct rbdl_dir_entry **v,
 		    uint32_t *n)
 {
-	char *last = NULL;
-	int r = 0;
+	struct rbdl_img_list l = { 0 };
+	int r = rbdl_list_dir_all(io, trash, &l);
 
-	*v = NULL;
-	*n = 0;
-	for (;;) {
-		uint8_t in[RBDL_OID_MAX + 32];
-		struct rbdl_dir_entry *pg, *nv;
-		uint32_t cnt;
-		char *out;
-		size_t outlen;
-		long len = rbdl_encode_list_start(in, sizeof(in),
-						  last ? last : "", DIR_PAGE);
-
-		if (len < 0) {
-			r = (int)len;
-			break;
-		}
-		r = rbdl_cls_read(io, trash ? RBDL_OID_TRASH
-					    : RBDL_OID_DIRECTORY,
-				  "rbd", trash ? "trash_list" : "dir_list", in,
-				  (size_t)len, &out, &outlen);
-		if (r == -ENOENT || (trash && r == -EOPNOTSUPP)) {
-			r = 0;
-			break;
-		}
-		if (r < 0)
-			break;
-		r = trash ? rbdl_decode_trash_list(out, outlen, &pg, &cnt)
-			  : rbdl_decode_dir_list(out, outlen, &pg, &cnt);
-		rados_buffer_free(out);
-		if (r < 0)
-			break;
-		if (cnt == 0) {
-			free(pg);
-			break;
-		}
-		nv = realloc(*v, (*n + cnt) * sizeof(*nv));
-		if (!nv) {
-			rbdl_dir_entries_free(pg, cnt);
-			r = -ENOMEM;
-			break;
-		}
-		*v = nv;
-		memcpy(nv + *n, pg, cnt * sizeof(*pg));
-		*n += cnt;
-		free(pg);
-		free(last);
-		/* dir_list pages by name, trash_list by id */
-		last = strdup(trash ? nv[*n - 1].id : nv[*n - 1].name);
-		if (!last) {
-			r = -ENOMEM;
-			break;
-		}
-		if (cnt < DIR_PAGE)
-			break;
-	}
-	free(last);
+	/* On failure too: the caller frees what was listed. */
+	*v = l.v;
+	*n = (uint32_t)l.n;
 	return r;
 }
 

@@ -60,14 +60,15 @@ void rbdl_img_list_free(struct rbdl_img_list *l)
 }
 
 /* Take all entries of v (freeing the array) into l; keep only those with
- * source == REMOVING when trash. */
+ * source == REMOVING when removing_only. */
 static int list_take(struct rbdl_img_list *l, struct rbdl_dir_entry *v,
-		     uint32_t cnt, bool trash)
+		     uint32_t cnt, bool removing_only)
 {
 	int r = 0;
 
 	for (uint32_t i = 0; i < cnt; i++) {
-		if (r == 0 && (!trash || v[i].source == TRASH_SOURCE_REMOVING)) {
+		if (r == 0 && (!removing_only ||
+			       v[i].source == TRASH_SOURCE_REMOVING)) {
 			r = list_push(l, &v[i]);
 			if (r == 0)
 				continue;
@@ -80,7 +81,8 @@ static int list_take(struct rbdl_img_list *l, struct rbdl_dir_entry *v,
 }
 
 /* Page through dir_list (trash: trash_list on rbd_trash). */
-int rbdl_list_dir(rados_ioctx_t io, bool trash, struct rbdl_img_list *l)
+static int list_pages(rados_ioctx_t io, bool trash, bool removing_only,
+		      struct rbdl_img_list *l)
 {
 	char *last = NULL;
 	int r = 0;
@@ -116,7 +118,7 @@ int rbdl_list_dir(rados_ioctx_t io, bool trash, struct rbdl_img_list *l)
 		/* the paging key: the name (dir_list) or id (trash_list) */
 		last = cnt ? strdup(trash ? v[cnt - 1].id : v[cnt - 1].name)
 			   : NULL;
-		r = list_take(l, v, cnt, trash);
+		r = list_take(l, v, cnt, removing_only);
 		if (r < 0 || cnt < LIST_PAGE)
 			break;
 		if (!last) {
@@ -126,6 +128,16 @@ int rbdl_list_dir(rados_ioctx_t io, bool trash, struct rbdl_img_list *l)
 	}
 	free(last);
 	return r;
+}
+
+int rbdl_list_dir(rados_ioctx_t io, bool trash, struct rbdl_img_list *l)
+{
+	return list_pages(io, trash, trash, l);
+}
+
+int rbdl_list_dir_all(rados_ioctx_t io, bool trash, struct rbdl_img_list *l)
+{
+	return list_pages(io, trash, false, l);
 }
 
 /* Format 1 names: the tmap in rbd_directory's data (default namespace). */

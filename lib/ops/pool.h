@@ -60,6 +60,8 @@ struct rbdl_img_list {
 int rbdl_op_list(rados_ioctx_t io, struct rbdl_img_list *l);
 /* One format-2 listing (trash: entries of interrupted removals only). */
 int rbdl_list_dir(rados_ioctx_t io, bool trash, struct rbdl_img_list *l);
+/* The same with every entry (trash: all of rbd_trash). */
+int rbdl_list_dir_all(rados_ioctx_t io, bool trash, struct rbdl_img_list *l);
 void rbdl_img_list_free(struct rbdl_img_list *l);
 
 /* Namespace::exists (the ioctx's own namespace does not matter). */
