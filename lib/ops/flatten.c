@@ -123,36 +123,6 @@ static int flatten_object(struct rbdl_image *img, uint64_t objno)
 	return r;
 }
 
-/* DetachChildRequest's clone v2 epilogue: a parent snapshot in the trash
- * namespace that lost its last child is removed (the parent opened
- * read-write as its owner would be).  Best effort, as in librbd's
- * flatten (a failure is logged, not returned). */
-static void remove_trashed_parent_snap(rados_ioctx_t pio, const char *pid,
-				       uint64_t psnap)
-{
-	struct rbdl_snap_info si;
-	struct rbdl_handle *h;
-	char oid[RBDL_OID_MAX];
-	bool gone;
-	int r;
-
-	rbdl_oid_header(oid, sizeof(oid), pid);
-	if (rbdl_read_snapshot_info(pio, oid, psnap, &si) < 0)
-		return;
-	gone = si.ns_type == 2 && si.child_count == 0;	/* TRASH */
-	rbdl_snap_info_free(&si);
-	if (!gone)
-		return;
-	r = rbdl_image_open(pio, NULL, pid, NULL, false, &h);
-	if (r == 0) {
-		r = rbdl_maint_snap_remove_id(h->img, psnap);
-		rbdl_image_close(h);
-	}
-	if (r < 0 && r != -ENOENT)
-		rbdl_log("flatten: the parent's trashed snapshot %llu was not "
-			 "removed (%d)", (unsigned long long)psnap, r);
-}
-
 /* DetachChildRequest. */
 static int detach_child(struct rbdl_image *img,
 			const struct rbdl_parent_spec *ps)
@@ -184,8 +154,8 @@ static int detach_child(struct rbdl_image *img,
 			  : rbdl_cls_write(pio, oid, "rbd", "child_detach", in,
 					   (size_t)n);
 		if (r == 0 || r == -ENOENT)
-			remove_trashed_parent_snap(pio, ps->image_id,
-						   ps->snap_id);
+			rbdl_maint_remove_trashed_parent_snap(
+				pio, ps->image_id, ps->snap_id);
 		rados_ioctx_destroy(pio);
 		free(ns);
 	} else {

@@ -28,6 +28,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rados/librados.h>
+
 struct rbdl_image;
 
 int rbdl_maint_resize(struct rbdl_image *img, uint64_t size);
@@ -60,5 +62,13 @@ int rbdl_maint_snap_remove_id(struct rbdl_image *img, uint64_t snap_id);
  * (objno, objects); a negative return stops and is the result. */
 int rbdl_maint_snap_rollback2(struct rbdl_image *img, const char *name,
 			      rbdl_progress_fn cb, void *arg);
+
+/*
+ * DetachChildRequest's clone v2 epilogue: if snapshot psnap of parent image
+ * pid (in pio) sits in the trash namespace without children, remove it, as
+ * its owner would.  Best effort, as in librbd: a failure is logged.
+ */
+void rbdl_maint_remove_trashed_parent_snap(rados_ioctx_t pio, const char *pid,
+					   uint64_t psnap);
 
 #endif /* RBDL_MAINT_H */

@@ -342,10 +342,9 @@ static int refs_parent(struct rbdl_image *img, uint64_t snap, bool *has)
 	return r;
 }
 
-/* DetachChildRequest's clone v2 epilogue: the parent snapshot sits in the
- * trash namespace and lost its last child -> remove it (as its owner). */
-static void remove_trashed_parent_snap(rados_ioctx_t pio, const char *pid,
-				       uint64_t psnap)
+/* DetachChildRequest's clone v2 epilogue (maint.h). */
+void rbdl_maint_remove_trashed_parent_snap(rados_ioctx_t pio, const char *pid,
+					   uint64_t psnap)
 {
 	struct rbdl_snap_info si;
 	struct rbdl_handle *h;
@@ -441,7 +440,7 @@ static int detach_last_ref(struct rbdl_image *img, uint64_t snap_id)
 		if (r == -ENOENT)
 			r = 0;
 		if (r == 0)
-			remove_trashed_parent_snap(pio, ps.image_id, ps.snap_id);
+			rbdl_maint_remove_trashed_parent_snap(pio, ps.image_id, ps.snap_id);
 	} else {
 		r = rbdl_ioctx_dup(img->cluster, img->md_pool_id, "", &pio);
 		if (r < 0)
