@@ -114,8 +114,14 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 	r = rbdl_parent_update(img, img->snap_id, size, features);
 	if (r < 0)
 		goto out;
+	/* The flags of the view: HEAD's, or the snapshot's (kept if the
+	 * snapshot was removed meanwhile, as the size above). */
 	r = rbdl_cls_read_u64_at(img->md_io, img->header_oid, "get_flags",
-				 RBDL_NOSNAP, &flags);
+				 img->snap_id, &flags);
+	if (r == -ENOENT && img->snap_id != RBDL_NOSNAP) {
+		flags = atomic_load_explicit(&img->flags, memory_order_relaxed);
+		r = 0;
+	}
 	if (r < 0)
 		goto out;
 	r = rbdl_read_snapcontext(img->md_io, img->header_oid, &seq,
