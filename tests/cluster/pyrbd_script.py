@@ -50,6 +50,7 @@ import datetime
 import hashlib
 import json
 import os
+import struct
 import random
 import re
 import subprocess
@@ -1737,6 +1738,42 @@ def s_encryption(x):
     t.c('RBD.remove', r.remove, io, 'e1')
 
 
+def s_flags(x):
+    """the flags of a view: a handle moved to a snapshot keeps reporting the
+    snapshot's flags across a refresh, while HEAD's change."""
+    t, r, io = x.t, x.r, x.io
+    t.c('RBD.create', r.create, io, 'f1', 8 * MiB)
+    a = x.open('A', 'f1')
+    b = x.open('B', 'f1')
+    if not a or not b:
+        return
+    t.c('A.write', a.write, pat(60, 4096), 0)
+    t.c('A.create_snap', a.create_snap, 's1')
+    t.c('A.set_snap', a.set_snap, 's1')
+    t.c('A.flags', a.flags)
+    # HEAD's object map flagged invalid (as a failed map update would),
+    # then a header change that makes A refresh.
+    hdr = 'rbd_header.' + a.id()
+    t.c('set_flags(HEAD, OBJECT_MAP_INVALID)',
+        lambda: io.execute(hdr, 'rbd', 'set_flags',
+                           struct.pack('<QQQ', rbd.RBD_FLAG_OBJECT_MAP_INVALID,
+                                       rbd.RBD_FLAG_OBJECT_MAP_INVALID,
+                                       0xfffffffffffffffe)),
+        _post=lambda v: None)
+    t.c('B.resize', b.resize, 16 * MiB)
+    t.c('B.flags', b.flags)
+    t.c('A.size', a.size)
+    t.c('A.flags', a.flags)
+    t.c('A.set_snap', a.set_snap, None)
+    t.c('A.flags', a.flags)
+    t.c('A.rebuild_object_map', a.rebuild_object_map)
+    t.c('A.flags', a.flags)
+    t.c('A.remove_snap', a.remove_snap, 's1')
+    x.close(b)
+    x.close(a)
+    t.c('RBD.remove', r.remove, io, 'f1')
+
+
 def s_final(x):
     """what the section left in its namespace (nothing)."""
     t, r, io = x.t, x.r, x.io
@@ -1758,6 +1795,7 @@ SECTIONS = [
     ('clone', s_clone),
     ('copy', s_copy),
     ('features', s_features),
+    ('flags', s_flags),
     ('metadata', s_metadata),
     ('locks', s_locks),
     ('trash', s_trash),
