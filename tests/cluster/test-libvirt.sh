@@ -224,10 +224,7 @@ V() {
 # ---- checks with the real librbd ----------------------------------------------
 
 # info IMG FIELD: a field of `rbd info --format json` (python expression on d).
-info() {
-    c_rbd info --format json "$POOL/$1" 2>/dev/null |
-        python3 -c "import json, sys; d = json.load(sys.stdin); print($2)" 2>/dev/null
-}
+info() { rbdl_info "$@"; }
 # export_md5 IMG: md5 of the image's data (HEAD).
 export_md5() { c_rbd export --no-progress "$POOL/$1" - 2>/dev/null | md5sum | cut -d' ' -f1; }
 # gone IMG: the image does not exist (rbd info says so).
@@ -243,24 +240,9 @@ import json, sys
 print(" ".join(sorted("%s:%s" % (s["name"], s["protected"]) for s in json.load(sys.stdin))))' 2>/dev/null
 }
 # expect STEP WHAT GOT WANTED: GOT == WANTED, else FAIL naming WHAT.
-expect() {
-    if [[ $3 == "$4" ]]; then
-        return 0
-    fi
-    fail "$M: $1" "$2: got '$3', expected '$4'"
-    return 1
-}
-# omap_ok STEP IMG[@SNAP]: `rbd object-map check` finds nothing wrong and
-# `rbd info` shows no flags (object map / fast diff invalid).
-omap_ok() {
-    local out flags
-    out=$(c_rbd object-map check --no-progress "$POOL/$2" 2>&1)
-    flags=$(info "$2" '",".join(d.get("flags", []))')
-    if [[ $out == *'marked as'* || $out == *failed* || $out == *error* || -n $flags ]]; then
-        fail "$M: $1" "$POOL/$2: object map check: ${out:-clean}; flags: ${flags:-none}"
-        return 1
-    fi
-}
+expect() { rbdl_expect "$@"; }
+# omap_ok STEP IMG[@SNAP]: rbdl_omap_ok (testlib.sh).
+omap_ok() { rbdl_omap_ok "$@"; }
 # qio IMG CMD...: qemu-io on the real librbd (nothing substituted).
 qio() {
     local img=$1

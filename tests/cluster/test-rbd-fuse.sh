@@ -172,15 +172,8 @@ step() {
         return 1
     fi
 }
-expect() {
-    [[ $3 == "$4" ]] && return 0
-    fail "$M: $1" "$2: got '$3', expected '$4'"
-    return 1
-}
-info() {
-    c_rbd info --format json "$POOL/$1" 2>/dev/null |
-        python3 -c "import json, sys; d = json.load(sys.stdin); print($2)" 2>/dev/null
-}
+expect() { rbdl_expect "$@"; }
+info() { rbdl_info "$@"; }
 export_md5() { c_rbd export --no-progress "$POOL/$1" - 2>/dev/null | md5sum | cut -d' ' -f1; }
 exists() {
     local names

@@ -191,26 +191,10 @@ qio() {
 qio_ok() { ! grep -Eq 'failed|Pattern verification|error' "$1"; }
 
 # expect NAME WHAT GOT WANTED
-expect() {
-    [[ $3 == "$4" ]] && return 0
-    fail "$M: $1" "$2: got '$3', expected '$4'"
-    return 1
-}
-# omap_ok STEP IMG[@SNAP]: `rbd object-map check` finds nothing wrong and
-# `rbd info` shows no flags (object map / fast diff invalid).
-omap_ok() {
-    local out flags
-    out=$(c_rbd object-map check --no-progress "$POOL/$2" 2>&1)
-    flags=$(info "$2" '",".join(d.get("flags", []))')
-    if [[ $out == *'marked as'* || $out == *failed* || $out == *error* || -n $flags ]]; then
-        fail "$M: $1" "$POOL/$2: object map check: ${out:-clean}; flags: ${flags:-none}"
-        return 1
-    fi
-}
-info() {
-    c_rbd info --format json "$POOL/$1" 2>/dev/null |
-        python3 -c "import json, sys; d = json.load(sys.stdin); print($2)" 2>/dev/null
-}
+expect() { rbdl_expect "$@"; }
+# omap_ok STEP IMG[@SNAP]: rbdl_omap_ok (testlib.sh).
+omap_ok() { rbdl_omap_ok "$@"; }
+info() { rbdl_info "$@"; }
 export_md5() { c_rbd export --no-progress "$POOL/$1" - 2>/dev/null | md5sum | cut -d' ' -f1; }
 # file_md5 SIZE [BYTE:OFFSET:LENGTH...]: md5 of SIZE zero bytes with the
 # given byte values written over them.

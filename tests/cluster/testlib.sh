@@ -60,6 +60,14 @@
 #                      with the tail of its output ($TMP/create-NAME.log).
 #   show_log FILE      (rbdl_show_log) the last 15 non-blank lines of a log,
 #                      indented, to explain a failure; always returns 0.
+#   rbdl_info IMG EXPR  a python expression over d, the image's
+#                      `rbd info --format json` (real librbd), printed.
+#   rbdl_expect STEP WHAT GOT WANT
+#                      GOT == WANT, else a failure "$M: STEP" (M: the mode
+#                      the script runs in) and status 1.
+#   rbdl_omap_ok STEP IMG[@SNAP]
+#                      `rbd object-map check` finds nothing wrong and
+#                      `rbd info` shows no flags, else a failure and 1.
 #   rbdl_rc_text RC [SECS]
 #                      a failed command's exit status in words; SECS is its
 #                      time limit (`timeout -k 5 SECS`: 124, 137).
@@ -249,6 +257,27 @@ rbdl_mkimage() {
     IMAGES+=("$name")
     c_rbd create --size "$size" "$@" "$POOL/$name" >"$TMP/create-$name.log" 2>&1 ||
         { show_log "$TMP/create-$name.log"; die "rbd create $POOL/$name $* failed"; }
+}
+
+rbdl_info() {
+    c_rbd info --format json "$POOL/$1" 2>/dev/null |
+        python3 -c "import json, sys; d = json.load(sys.stdin); print($2)" 2>/dev/null
+}
+
+rbdl_expect() {
+    [[ $3 == "$4" ]] && return 0
+    fail "${M:+$M: }$1" "$2: got '$3', expected '$4'"
+    return 1
+}
+
+rbdl_omap_ok() {
+    local out flags
+    out=$(c_rbd object-map check --no-progress "$POOL/$2" 2>&1)
+    flags=$(rbdl_info "$2" '",".join(d.get("flags", []))')
+    if [[ $out == *'marked as'* || $out == *failed* || $out == *error* || -n $flags ]]; then
+        fail "${M:+$M: }$1" "$POOL/$2: object map check: ${out:-clean}; flags: ${flags:-none}"
+        return 1
+    fi
 }
 
 rbdl_show_log() {
