@@ -30,6 +30,7 @@
 
 #include "api/real.h"
 #include "core/completion.h"
+#include "core/ctl.h"
 #include "core/internal.h"
 #include "image/open.h"
 #include "image/state.h"
@@ -648,6 +649,7 @@ enum mirror_aio_op {
 };
 
 struct mirror_aio {
+	struct rbdl_ctl_task task;	/* one-shot, on the callback lane */
 	enum mirror_aio_op op;
 	rbd_image_t image;	/* ours: the sync call forwards it */
 	struct rbdl_comp *comp;
@@ -680,14 +682,14 @@ static int mirror_aio_run(struct mirror_aio *m)
 	return -EINVAL;
 }
 
-static void *mirror_aio_thread(void *arg)
+static void mirror_aio_job(struct rbdl_ctl_task *t)
 {
-	struct mirror_aio *m = arg;
+	struct mirror_aio *m = container_of(t, struct mirror_aio, task);
 	int r = mirror_aio_run(m);
 
 	rbdl_comp_complete(m->comp, r);
 	free(m);
-	return NULL;
+	rbdl_ctl_put();		/* mirror_aio_start's */
 }
 
 static int mirror_aio_start(struct mirror_aio *tmpl, rbd_completion_t c)
@@ -695,8 +697,6 @@ static int mirror_aio_start(struct mirror_aio *tmpl, rbd_completion_t c)
 	struct rbdl_image *img = rbdl_image_from_user(tmpl->image);
 	struct rbdl_comp *comp = rbdl_comp_from_user(c);
 	struct mirror_aio *m;
-	pthread_attr_t attr;
-	pthread_t t;
 	int r;
 
 	if (!img || !comp)
@@ -711,13 +711,15 @@ static int mirror_aio_start(struct mirror_aio *tmpl, rbd_completion_t c)
 		free(m);
 		return r;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = -pthread_create(&t, &attr, mirror_aio_thread, m);
-	pthread_attr_destroy(&attr);
+	/* The synchronous call runs on the control context's callback lane
+	 * (core/ctl.h): it may wait for our lock's hand-over, which runs on
+	 * the other lane. */
+	rbdl_ctl_get();
+	r = rbdl_ctl_submit_once(&m->task, RBDL_CTL_CALLBACK, mirror_aio_job);
 	if (r < 0) {
 		/* Armed: report the failure through the completion. */
 		free(m);
+		rbdl_ctl_put();
 		rbdl_comp_complete_deferred(comp, r, img->defer_io);
 	}
 	return 0;

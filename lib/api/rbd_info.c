@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "core/completion.h"
+#include "core/ctl.h"
 #include "core/internal.h"
 #include "image/open.h"
 #include "image/refresh.h"
@@ -430,6 +431,7 @@ static void aio_dl_init(void)
 }
 
 struct aio_job {
+	struct rbdl_ctl_task task;	/* one-shot, on the callback lane */
 	struct rbdl_comp *comp;
 	rados_ioctx_t io;		/* private duplicate (open) */
 	char *name, *id, *snap;		/* copies (open) */
@@ -448,9 +450,9 @@ static void job_free(struct aio_job *j)
 	free(j);
 }
 
-static void *aio_open_thread(void *p)
+static void aio_open_job(struct rbdl_ctl_task *t)
 {
-	struct aio_job *j = p;
+	struct aio_job *j = container_of(t, struct aio_job, task);
 	struct rbdl_handle *h = NULL;
 	int r = rbdl_image_open(j->io, j->name, j->id, j->snap, j->ro, &h);
 
@@ -461,45 +463,37 @@ static void *aio_open_thread(void *p)
 
 	job_free(j);
 	rbdl_comp_complete(c, r);
-	return NULL;
+	rbdl_ctl_put();		/* aio_start's */
 }
 
-static void *aio_close_thread(void *p)
+static void aio_close_job(struct rbdl_ctl_task *t)
 {
-	struct aio_job *j = p;
+	struct aio_job *j = container_of(t, struct aio_job, task);
 	int r = rbdl_image_close(j->h);
 	struct rbdl_comp *c = j->comp;
 
 	job_free(j);
 	rbdl_comp_complete(c, r);
-	return NULL;
+	rbdl_ctl_put();		/* aio_start's */
 }
 
-/* Arm comp on the shared delivery and run fn(j) on a detached thread. */
-static int aio_start(struct aio_job *j, void *(*fn)(void *))
+/* Arm comp on the shared delivery and run fn(j) on the control
+ * context's callback lane (core/ctl.h), which keeps its thread while the
+ * job is pending. */
+static int aio_start(struct aio_job *j, void (*fn)(struct rbdl_ctl_task *))
 {
-	pthread_attr_t a;
-	pthread_t t;
-	int e;
-
 	pthread_once(&aio_once, aio_dl_init);
 	if (aio_dl_err)
 		return aio_dl_err;
 	if (rbdl_comp_arm(j->comp, &aio_dl, false) < 0)
 		return -EINVAL;
-	if (pthread_attr_init(&a))
-		e = ENOMEM;
-	else {
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		e = pthread_create(&t, &a, fn, j);
-		pthread_attr_destroy(&a);
-	}
-	if (e) {
+	rbdl_ctl_get();
+	if (rbdl_ctl_submit_once(&j->task, RBDL_CTL_CALLBACK, fn) < 0) {
 		/* No thread: run it here (the callback then runs inside
 		 * this call; better than a completion that never fires). */
-		rbdl_log("cannot start an aio open/close thread (%d); running "
-			 "it inline", e);
-		fn(j);
+		rbdl_log("cannot start the control thread; running the aio "
+			 "open/close inline");
+		fn(&j->task);
 	}
 	return 0;
 }
@@ -535,7 +529,7 @@ static int aio_open_common(rados_ioctx_t io, const char *name, const char *id,
 		job_free(j);
 		return -ENOMEM;
 	}
-	r = aio_start(j, aio_open_thread);
+	r = aio_start(j, aio_open_job);
 	if (r < 0)
 		job_free(j);
 	return r;
@@ -598,7 +592,7 @@ RBDL_API int rbd_aio_close(rbd_image_t image, rbd_completion_t c)
 		return -ENOMEM;
 	j->comp = comp;
 	j->h = image;
-	r = aio_start(j, aio_close_thread);
+	r = aio_start(j, aio_close_job);
 	if (r < 0)
 		job_free(j);
 	return r;

@@ -19,7 +19,7 @@
 /*
  * Memory ordering.  lk->state and lk->writes are the only fields read
  * outside lk->mu.  Every store of state happens with lk->mu held (the
- * control thread, maintenance, init/shutdown before and after the thread
+ * lock's task, maintenance, init/shutdown before and after the task
  * runs), so stores are ordered among themselves by the mutex.  The write
  * gate and its releasers form a Dekker pair: a writer increments writes
  * then loads state, a releaser stores RELEASING (or MAINT) then loads
@@ -32,6 +32,7 @@
  */
 #include "config.h"
 
+#include "core/ctl.h"
 #include "proto/rados.h"
 #include "lock.h"
 #include "proto/cls_lock.h"
@@ -109,7 +110,7 @@ static int probe_reply(uint64_t gid, uint64_t cookie, bool timed_out,
 	return 0;
 }
 
-/* ---- acquire / release (control thread) ---------------------------------- */
+/* ---- acquire / release (the lock's task) --------------------------------- */
 
 static int parse_cookie(const char *c, uint64_t *handle)
 {
@@ -223,17 +224,11 @@ static int do_acquire(struct rbdl_image *img)
 	return -EBUSY;
 }
 
-static void do_release(struct rbdl_image *img)
+/* The release proper, once the writes in flight drained (RELEASING). */
+static void finish_release(struct rbdl_image *img)
 {
 	struct rbdl_lock *lk = img->lk;
 
-	/* state is RELEASING: new writes park.  Drain the running ones
-	 * (seq_cst load: pairs with write_end's decrement, whose broadcast
-	 * under mu wakes us). */
-	pthread_mutex_lock(&lk->mu);
-	while (atomic_load(&lk->writes) != 0)
-		pthread_cond_wait(&lk->cv, &lk->mu);
-	pthread_mutex_unlock(&lk->mu);
 	rbdl_objmap_unload(img);
 	int r = rbdl_lockobj_unlock(img->md_io, img->header_oid, lk->cookie);
 
@@ -260,81 +255,121 @@ static void resume_all(struct rbdl_lkwaiter *w, int err)
 	}
 }
 
-static void *control_thread(void *arg)
+/* Wake whoever waits for the lock's state (mu held): threads in
+ * maint_begin / acquire_user / release_and_wait, and the lock's task. */
+static void wake_locked(struct rbdl_lock *lk)
 {
-	struct rbdl_image *img = arg;
+	pthread_cond_broadcast(&lk->cv);
+	if (lk->task_live)
+		rbdl_ctl_kick(&lk->task);
+}
+
+/*
+ * The lock's state machine: does what is due and returns when it would
+ * have to wait.  Runs on the control context's internal lane (lock_task),
+ * and once more on the closing thread after the task was retired
+ * (rbdl_lock_shutdown, may_wait: the drain is waited for there, since no
+ * kick will come).  What it waits for kicks it again:
+ *   - RELEASING with writes in flight: the last write_end;
+ *   - a live owner asked to release: its RELEASED_LOCK or a new owner's
+ *     ACQUIRED_LOCK (lock_notify), or the RETRY_WAIT_S timer;
+ *   - new work: parked writes, want_acquire, want_release, stop.
+ */
+static void lock_run(struct rbdl_image *img, bool may_wait)
+{
 	struct rbdl_lock *lk = img->lk;
 
 	pthread_mutex_lock(&lk->mu);
 	for (;;) {
 		int st = atomic_load(&lk->state);
 
+		if (st == RBDL_LOCK_RELEASING) {
+			/* New writes park; drain the running ones (seq_cst
+			 * load: pairs with write_end's decrement, which
+			 * wakes us at 0). */
+			if (atomic_load(&lk->writes) != 0) {
+				if (!may_wait)
+					break;
+				pthread_cond_wait(&lk->cv, &lk->mu);
+				continue;
+			}
+			pthread_mutex_unlock(&lk->mu);
+			finish_release(img);
+			pthread_mutex_lock(&lk->mu);
+			atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
+			pthread_cond_broadcast(&lk->cv);
+			continue;
+		}
 		if (st == RBDL_LOCK_OWNER &&
 		    (lk->stop || (lk->want_release && !lk->user_held))) {
 			/* seq_cst store: pairs with the write gate's
 			 * increment-then-load of state. */
 			atomic_store(&lk->state, RBDL_LOCK_RELEASING);
 			lk->want_release = false;
-			pthread_mutex_unlock(&lk->mu);
-			do_release(img);
-			pthread_mutex_lock(&lk->mu);
-			atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
-			pthread_cond_broadcast(&lk->cv);
 			continue;
 		}
-		if (lk->stop)
-			break;
+		if (lk->stop) {
+			struct rbdl_lkwaiter *w = take_parked_locked(lk);
+
+			pthread_mutex_unlock(&lk->mu);
+			resume_all(w, -ESHUTDOWN);
+			return;
+		}
 		/* A release asked for during a maintenance op is honoured
 		 * once it ends (MAINT -> OWNER). */
 		if (st != RBDL_LOCK_MAINT)
 			lk->want_release = false;
-		if (st == RBDL_LOCK_UNLOCKED && (lk->parked_head || lk->want_acquire)) {
-			atomic_store(&lk->state, RBDL_LOCK_ACQUIRING);
-			pthread_mutex_unlock(&lk->mu);
-			int r = do_acquire(img);
-
-			pthread_mutex_lock(&lk->mu);
-			if (r == -EAGAIN && !lk->stop) {
-				/* Wait for the owner's RELEASED_LOCK (or a new
-				 * owner's ACQUIRED_LOCK), at most RETRY_WAIT_S,
-				 * then try again. */
-				struct timespec ts;
-
-				atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_sec += RETRY_WAIT_S;
-				while (lk->request_seq == lk->owner_seq &&
-				       !lk->stop &&
-				       pthread_cond_timedwait(&lk->cv, &lk->mu,
-							      &ts) == 0)
-					;
-				continue;
+		if (st != RBDL_LOCK_UNLOCKED ||
+		    !(lk->parked_head || lk->want_acquire))
+			break;
+		if (lk->retry_due) {
+			/* Waiting for the owner we asked to release. */
+			if (lk->request_seq == lk->owner_seq &&
+			    rbdl_ctl_now_ns() < lk->retry_due) {
+				rbdl_ctl_kick_at(&lk->task, lk->retry_due);
+				break;
 			}
-			atomic_store(&lk->state, r == 0 ? RBDL_LOCK_OWNER
-							: RBDL_LOCK_UNLOCKED);
-			lk->want_acquire = false;
-			lk->last_error = r == -EAGAIN ? -ESHUTDOWN : r;
-			lk->acquire_gen++;
-			pthread_cond_broadcast(&lk->cv);
-			/* Resume the parked batch before honouring any release
-			 * request, so every acquisition makes progress. */
-			struct rbdl_lkwaiter *w = take_parked_locked(lk);
+			lk->retry_due = 0;
+		}
+		atomic_store(&lk->state, RBDL_LOCK_ACQUIRING);
+		pthread_mutex_unlock(&lk->mu);
+		int r = do_acquire(img);
 
-			pthread_mutex_unlock(&lk->mu);
-			if (r < 0)
-				rbdl_log("image %s: cannot acquire the exclusive "
-					 "lock (%d)", img->name, r);
-			resume_all(w, r < 0 ? (r == -EBUSY ? -EROFS : r) : 0);
-			pthread_mutex_lock(&lk->mu);
+		pthread_mutex_lock(&lk->mu);
+		if (r == -EAGAIN && !lk->stop) {
+			/* Wait for the owner's RELEASED_LOCK (or a new owner's
+			 * ACQUIRED_LOCK), at most RETRY_WAIT_S, then try
+			 * again. */
+			atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
+			lk->retry_due = rbdl_ctl_now_ns() +
+					RETRY_WAIT_S * 1000000000ull;
 			continue;
 		}
-		pthread_cond_wait(&lk->cv, &lk->mu);
-	}
-	struct rbdl_lkwaiter *w = take_parked_locked(lk);
+		atomic_store(&lk->state, r == 0 ? RBDL_LOCK_OWNER
+						: RBDL_LOCK_UNLOCKED);
+		lk->want_acquire = false;
+		lk->last_error = r == -EAGAIN ? -ESHUTDOWN : r;
+		lk->acquire_gen++;
+		pthread_cond_broadcast(&lk->cv);
+		/* Resume the parked batch before honouring any release
+		 * request, so every acquisition makes progress. */
+		struct rbdl_lkwaiter *w = take_parked_locked(lk);
 
+		pthread_mutex_unlock(&lk->mu);
+		if (r < 0)
+			rbdl_log("image %s: cannot acquire the exclusive "
+				 "lock (%d)", img->name, r);
+		resume_all(w, r < 0 ? (r == -EBUSY ? -EROFS : r) : 0);
+		pthread_mutex_lock(&lk->mu);
+	}
 	pthread_mutex_unlock(&lk->mu);
-	resume_all(w, -ESHUTDOWN);
-	return NULL;
+}
+
+static void lock_task(struct rbdl_ctl_task *t)
+{
+	struct rbdl_lock *lk = container_of(t, struct rbdl_lock, task);
+
+	lock_run(lk->img, false);
 }
 
 /* ---- public entry points ------------------------------------------------ */
@@ -358,8 +393,10 @@ int rbdl_lock_init(struct rbdl_image *img)
 	}
 
 	atomic_init(&lk->writes, 0);
+	lk->img = img;
 	lk->parked_head = lk->parked_tail = NULL;
-	lk->running = lk->stop = lk->want_release = lk->want_acquire = false;
+	lk->task_live = lk->stop = lk->want_release = lk->want_acquire = false;
+	lk->retry_due = 0;
 	lk->user_held = false;
 	lk->last_error = 0;
 	lk->acquire_gen = lk->owner_seq = 0;
@@ -374,10 +411,9 @@ int rbdl_lock_init(struct rbdl_image *img)
 	snprintf(lk->cookie, sizeof(lk->cookie), "auto %" PRIu64,
 		 img->watch_cookie);
 	/* The watch callback may already read state: store, not init. */
+	rbdl_ctl_task_init(&lk->task, RBDL_CTL_INTERNAL, lock_task);
+	lk->task_live = true;
 	atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
-	if (pthread_create(&lk->thread, NULL, control_thread, img))
-		return -EAGAIN;
-	lk->running = true;
 	return 0;
 }
 
@@ -387,13 +423,16 @@ void rbdl_lock_shutdown(struct rbdl_image *img)
 
 	if (!lk || !lk->inited)
 		return;
-	if (lk->running) {
+	if (lk->task_live) {
 		pthread_mutex_lock(&lk->mu);
 		lk->stop = true;
+		lk->task_live = false;	/* no kicks from here on */
 		pthread_cond_broadcast(&lk->cv);
 		pthread_mutex_unlock(&lk->mu);
-		pthread_join(lk->thread, NULL);
-		lk->running = false;
+		/* No more runs on the lane; the last one, here, releases the
+		 * lock if we own it and fails the parked writes. */
+		rbdl_ctl_task_retire(&lk->task);
+		lock_run(img, true);
 	}
 	atomic_store(&lk->state, RBDL_LOCK_DISABLED);
 	pthread_cond_destroy(&lk->cv);
@@ -426,7 +465,7 @@ static void lock_rewatched(struct rbdl_image *img, uint64_t new_handle)
 			rbdl_log("image %s: cannot move the lock to the new "
 				 "watch (%d); releasing it", img->name, r);
 			lk->want_release = true;
-			pthread_cond_broadcast(&lk->cv);
+			wake_locked(lk);
 			pthread_mutex_unlock(&lk->mu);
 			return;
 		}
@@ -442,7 +481,7 @@ bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
 	if (atomic_load_explicit(&lk->state, memory_order_relaxed) ==
 	    RBDL_LOCK_DISABLED)
 		return true;
-	/* seq_cst increment then load: pairs with the control thread's
+	/* seq_cst increment then load: pairs with the lock task's
 	 * store of RELEASING then load of writes (Dekker): either the
 	 * releaser waits for us, or we see RELEASING and park. */
 	atomic_fetch_add(&lk->writes, 1);
@@ -468,7 +507,7 @@ bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
 	else
 		lk->parked_head = w;
 	lk->parked_tail = w;
-	pthread_cond_broadcast(&lk->cv);
+	wake_locked(lk);
 	pthread_mutex_unlock(&lk->mu);
 	return false;
 }
@@ -489,7 +528,7 @@ void rbdl_lock_write_end(struct rbdl_image *img)
 	    ((st = atomic_load(&lk->state)) == RBDL_LOCK_RELEASING ||
 	     st == RBDL_LOCK_MAINT)) {
 		pthread_mutex_lock(&lk->mu);
-		pthread_cond_broadcast(&lk->cv);
+		wake_locked(lk);
 		pthread_mutex_unlock(&lk->mu);
 	}
 }
@@ -515,7 +554,7 @@ static void lock_notify(struct rbdl_image *img, uint64_t notify_id,
 		if (!mine) {
 			pthread_mutex_lock(&lk->mu);
 			lk->owner_seq++;
-			pthread_cond_broadcast(&lk->cv);
+			wake_locked(lk);
 			pthread_mutex_unlock(&lk->mu);
 		}
 		break;
@@ -528,7 +567,7 @@ static void lock_notify(struct rbdl_image *img, uint64_t notify_id,
 	case RBDL_NOTIFY_RELEASED_LOCK:
 		pthread_mutex_lock(&lk->mu);
 		lk->owner_seq++;
-		pthread_cond_broadcast(&lk->cv);
+		wake_locked(lk);
 		pthread_mutex_unlock(&lk->mu);
 		break;
 	case RBDL_NOTIFY_REQUEST_LOCK:
@@ -541,7 +580,7 @@ static void lock_notify(struct rbdl_image *img, uint64_t notify_id,
 		} else {
 			rl = rbdl_encode_notify_response(resp, sizeof(resp), 0);
 			lk->want_release = true;
-			pthread_cond_broadcast(&lk->cv);
+			wake_locked(lk);
 		}
 		pthread_mutex_unlock(&lk->mu);
 		break;
@@ -650,7 +689,7 @@ int rbdl_lock_maint_begin(struct rbdl_image *img)
 			return -ESHUTDOWN;
 		}
 		lk->want_acquire = true;
-		pthread_cond_broadcast(&lk->cv);
+		wake_locked(lk);
 		while (gen == lk->acquire_gen && !lk->stop)
 			pthread_cond_wait(&lk->cv, &lk->mu);
 		if (atomic_load(&lk->state) != RBDL_LOCK_OWNER &&
@@ -662,7 +701,7 @@ int rbdl_lock_maint_begin(struct rbdl_image *img)
 			return r == -EBUSY ? -EROFS : r;
 		}
 	}
-	/* Under mu the control thread cannot start a release; seq_cst
+	/* Under mu the lock's task cannot start a release; seq_cst
 	 * store pairs with the write gate's increment-then-load (as for
 	 * RELEASING): a write either is counted here or parks. */
 	atomic_store(&lk->state, RBDL_LOCK_MAINT);
@@ -682,7 +721,7 @@ void rbdl_lock_maint_end(struct rbdl_image *img)
 	pthread_mutex_lock(&lk->mu);
 	atomic_store(&lk->state, RBDL_LOCK_OWNER);
 	w = take_parked_locked(lk);
-	pthread_cond_broadcast(&lk->cv);
+	wake_locked(lk);	/* a release asked for meanwhile */
 	pthread_mutex_unlock(&lk->mu);
 	resume_all(w, 0);
 }
@@ -696,13 +735,13 @@ void rbdl_lock_cookie(struct rbdl_image *img, char *buf, size_t len)
 	pthread_mutex_unlock(&lk->mu);
 }
 
-/* Ask the control thread to release the lock we own and wait until it
+/* Ask the lock's task to release the lock we own and wait until it
  * is released (lk->mu held; even a user-held lock goes). */
 static void release_and_wait_locked(struct rbdl_lock *lk)
 {
 	lk->user_held = false;
 	lk->want_release = true;
-	pthread_cond_broadcast(&lk->cv);
+	wake_locked(lk);
 	while (atomic_load(&lk->state) == RBDL_LOCK_OWNER ||
 	       atomic_load(&lk->state) == RBDL_LOCK_RELEASING)
 		pthread_cond_wait(&lk->cv, &lk->mu);
@@ -733,7 +772,7 @@ int rbdl_lock_acquire_user(struct rbdl_image *img)
 		unsigned gen = lk->acquire_gen;
 
 		lk->want_acquire = true;
-		pthread_cond_broadcast(&lk->cv);
+		wake_locked(lk);
 		while (gen == lk->acquire_gen)
 			pthread_cond_wait(&lk->cv, &lk->mu);
 		if (atomic_load(&lk->state) != RBDL_LOCK_OWNER &&
@@ -868,12 +907,13 @@ void rbdl_lock_feature_off(struct rbdl_image *img)
 	atomic_store(&lk->state, RBDL_LOCK_DISABLED);
 	lk->stop = true;
 	w = take_parked_locked(lk);
+	bool live = lk->task_live;
+
+	lk->task_live = false;
 	pthread_cond_broadcast(&lk->cv);
 	pthread_mutex_unlock(&lk->mu);
-	if (lk->running) {
-		pthread_join(lk->thread, NULL);
-		lk->running = false;
-	}
+	if (live)
+		rbdl_ctl_task_retire(&lk->task);
 	if (held) {
 		rbdl_objmap_unload(img);
 		rbdl_lockobj_unlock(img->md_io, img->header_oid, lk->cookie);
@@ -885,7 +925,7 @@ void rbdl_lock_feature_off(struct rbdl_image *img)
 int rbdl_lock_feature_on(struct rbdl_image *img)
 {
 	/* As rbd_snap_set back to HEAD: the lock was set up disabled (no
-	 * thread), so it can be set up again from the new features. */
+	 * task), so it can be set up again from the new features. */
 	rbdl_lock_shutdown(img);
 	return rbdl_lock_init(img);
 }

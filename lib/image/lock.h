@@ -20,16 +20,19 @@
  *                     release requests wait until the op ends)
  *
  * Threading: the slow work (cls lock calls, notifies that wait up to 5 s,
- * header refresh, object map load) runs on one control thread per image,
- * started only for read-write opens of images with the feature.  It never
- * runs on the I/O path: a write while OWNER costs two atomic operations
- * (the in-flight count and the state check).  A write that finds the lock
- * not held is parked (parked_head/parked_tail, FIFO) and resumed by the
- * control thread after it acquired the lock; the control thread resumes a whole batch before it
- * honours the next release request, so two writers ping-ponging the lock
- * both make progress.  Header notifications reach the lock through its
+ * header refresh, object map load) runs in the lock's task on the
+ * process-wide control context's internal lane (core/ctl.h), shared by
+ * every open image; it is a state machine that returns instead of
+ * waiting (for a drain, a peer's release, the retry timer) and is kicked
+ * again by what it waits for.  It never runs on the I/O path: a write
+ * while OWNER costs two atomic operations (the in-flight count and the
+ * state check).  A write that finds the lock not held is parked
+ * (parked_head/parked_tail, FIFO) and resumed by the task after it
+ * acquired the lock; the task resumes a whole batch before it honours
+ * the next release request, so two writers ping-ponging the lock both
+ * make progress.  Header notifications reach the lock through its
  * subscription to the header watch (watch.h); the callback only records
- * requests and signals the control thread; it never blocks.
+ * requests and kicks the task; it never blocks.
  *
  * Ownership: struct rbdl_lock is allocated by rbdl_lock_init and freed by
  * rbdl_lock_free at close; the image's lk pointer is NULL without it.
@@ -39,6 +42,8 @@
 
 #include <pthread.h>
 #include <rados/librados.h>
+
+#include "core/ctl.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -59,7 +64,7 @@ enum rbdl_lock_state {
 struct rbdl_image;
 
 /* A parked write; resume(w, 0) re-runs the lock gate, resume(w, err)
- * fails it.  Called on the control thread. */
+ * fails it.  Called from the lock's task. */
 struct rbdl_lkwaiter {
 	struct rbdl_lkwaiter *next;
 	void (*resume)(struct rbdl_lkwaiter *w, int err);
@@ -69,10 +74,11 @@ struct rbdl_lock {
 	_Atomic int state;		/* enum rbdl_lock_state */
 	atomic_long writes;		/* writes in flight under the lock */
 	pthread_mutex_t mu;		/* protects everything below */
-	pthread_cond_t cv;		/* control thread and waiters */
-	pthread_t thread;
+	pthread_cond_t cv;		/* waiters for the state */
+	struct rbdl_ctl_task task;	/* lock_run on the internal lane */
+	struct rbdl_image *img;
 	bool inited;			/* mu and cv exist */
-	bool running;
+	bool task_live;			/* task set up, not retired */
 	bool stop;
 	bool want_release;		/* a peer asked for the lock */
 	bool want_acquire;		/* rbd_lock_acquire or parked writes */
@@ -81,15 +87,16 @@ struct rbdl_lock {
 	unsigned acquire_gen;		/* bumped after every attempt */
 	unsigned owner_seq;		/* RELEASED/ACQUIRED_LOCK from peers */
 	unsigned request_seq;		/* owner_seq when we last asked */
+	uint64_t retry_due;		/* asked a live owner: retry at (ns) */
 	struct rbdl_lkwaiter *parked_head, *parked_tail;	/* parked writes (FIFO) */
 	uint64_t gid;			/* our client id */
 	char cookie[RBDL_LOCK_COOKIE_MAX];	/* "auto <watch handle>" */
 };
 
 /* Set up (allocating img->lk and subscribing to the header watch the
- * first time); starts the control thread when the image needs one. */
+ * first time); sets the lock's task up when the image needs one. */
 int rbdl_lock_init(struct rbdl_image *img);
-/* Release the lock if held and stop the control thread (close, and
+/* Release the lock if held and retire the lock's task (close, and
  * rbd_snap_set before setting it up again).  NULL lock: nothing. */
 void rbdl_lock_shutdown(struct rbdl_image *img);
 /* Free img->lk, after shutdown and once the watch is gone (close). */
@@ -104,7 +111,7 @@ bool rbdl_lock_in_maint(const struct rbdl_image *img);
 /*
  * Write gate.  Returns true when the write may proceed now (the caller
  * must call rbdl_lock_write_end() when it finishes), false when w was
- * parked (resume() will run later on the control thread).
+ * parked (resume() will run later, from the lock's task).
  */
 bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w);
 void rbdl_lock_write_end(struct rbdl_image *img);
@@ -149,7 +156,7 @@ void rbdl_lock_drop(struct rbdl_image *img);
 /*
  * rbd_update_features (ops/features.c), with maint_mu held and our writes
  * drained.  feature_off: the exclusive-lock feature was removed from the
- * header: stop the control thread, let parked writes through, and if we
+ * header: retire the lock's task, let parked writes through, and if we
  * held the lock (MAINT), release it (object map, header lock,
  * RELEASED_LOCK).  The state is DISABLED afterwards.  feature_on: the
  * feature was added (the lock was DISABLED): set the lock up again from

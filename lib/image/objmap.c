@@ -129,7 +129,7 @@ static size_t encode_invalidate(uint8_t in[24])
 	return e.len;
 }
 
-/* Flag the map invalid in the header (synchronous; control thread). */
+/* Flag the map invalid in the header (synchronous; the lock's task). */
 void rbdl_objmap_invalidate(struct rbdl_image *img, const char *why)
 {
 	uint8_t in[24];

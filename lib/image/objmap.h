@@ -16,8 +16,8 @@
  * rados op on the map object, guarded by lock.assert_locked) or queues
  * behind the one in flight; queued requests re-check when it completes.
  *
- * Threading: rbdl_objmap_load/unload run on the lock control thread while
- * no write is in flight; rbdl_objmap_prepare may run on any thread;
+ * Threading: rbdl_objmap_load/unload run in the lock's task (control
+ * context) while no write is in flight; rbdl_objmap_prepare may run on any thread;
  * completions run on librados' callback thread.  mu protects recs and all
  * stores to bits.
  */

@@ -8,7 +8,9 @@
  * and finally the settings the data path applies (refresh.h).  Close
  * undoes it in reverse after the image's I/O drained.
  *
- * Threading and ownership: synchronous on the caller's thread.  Handles
+ * Threading and ownership: synchronous on the caller's thread; an open
+ * image holds a reference on the control context (core/ctl.h), whose
+ * threads run its lock and callback tasks.  Handles
  * are allocated here and never freed (state.h): a closed handle stays
  * recognisable.
  */
@@ -16,6 +18,7 @@
 
 #include "open.h"
 
+#include "core/ctl.h"
 #include "core/slab.h"
 #include "load.h"
 #include "lock.h"
@@ -62,6 +65,7 @@ static void image_close(struct rbdl_image *img)
 	rbdl_objmap_destroy(img);
 	rbdl_lock_free(img);
 	rbdl_image_free(img);
+	rbdl_ctl_put();		/* rbdl_image_open's: the last joins its threads */
 }
 
 /* An image opened at a snapshot comes back to HEAD writable (librbd):
@@ -146,6 +150,9 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 
 	if (!img)
 		return r;
+	/* The image's tasks (lock, update watch, quiesce) run on the shared
+	 * control context while it is open. */
+	rbdl_ctl_get();
 	r = rbdl_updw_init(img);
 	if (r == 0)
 		r = rbdl_image_load(img, io, name, id, snap_name, RBDL_NOSNAP);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/ctl.h"
 #include "core/internal.h"
 #include "proto/notify.h"
 #include "state.h"
@@ -64,9 +65,10 @@ struct qreq {
 
 struct rbdl_quiesce {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;		/* thread, unwatchers */
-	pthread_t thread;
-	bool running, stop;
+	pthread_cond_t cv;		/* unwatchers */
+	struct rbdl_ctl_task task;	/* quiesce_task, callback lane */
+	struct rbdl_image *img;
+	bool stop;
 	struct qw_ent *list;		/* ascending handles */
 	uint64_t next_handle;
 	struct qreq *reqs;		/* arrival order */
@@ -78,6 +80,14 @@ struct rbdl_quiesce {
 };
 
 static const struct rbdl_watch_listener qw_listener;
+
+/* Wake the unwatchers and the task (mu held). */
+static void wake_locked(struct rbdl_quiesce *qw)
+{
+	pthread_cond_broadcast(&qw->cv);
+	if (!qw->stop)
+		rbdl_ctl_kick(&qw->task);
+}
 
 static time_t now_s(void)
 {
@@ -114,7 +124,7 @@ static void finish_round_locked(struct rbdl_image *img)
 	q->has_ack = false;
 	q->deadline = now_s() + UNQUIESCE_TIMEOUT_S;
 	q->forget = now_s() + FORGET_AFTER_S;
-	pthread_cond_broadcast(&qw->cv);
+	wake_locked(qw);
 	if (ack) {
 		pthread_mutex_unlock(&qw->mu);
 		ack_result(img, nid, nh, r);
@@ -173,10 +183,12 @@ static void run_round_locked(struct rbdl_image *img, bool quiesce)
 	}
 }
 
-static void *quiesce_thread(void *arg)
+/* The rounds and timers; runs on the callback lane until nothing is due
+ * now, arming its timer for the next deadline. */
+static void quiesce_task(struct rbdl_ctl_task *t)
 {
-	struct rbdl_image *img = arg;
-	struct rbdl_quiesce *qw = img->qw;
+	struct rbdl_quiesce *qw = container_of(t, struct rbdl_quiesce, task);
+	struct rbdl_image *img = qw->img;
 
 	pthread_mutex_lock(&qw->mu);
 	while (!qw->stop) {
@@ -212,7 +224,7 @@ static void *quiesce_thread(void *arg)
 			run_round_locked(img, false);
 			qw->phase = PHASE_IDLE;
 			qw->unq_gen++;
-			pthread_cond_broadcast(&qw->cv);
+			pthread_cond_broadcast(&qw->cv);	/* unwatchers */
 			continue;
 		}
 		if (qw->phase == PHASE_IDLE && queued) {
@@ -222,18 +234,14 @@ static void *quiesce_thread(void *arg)
 			run_round_locked(img, true);
 			continue;
 		}
-		if (next) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_sec += next > now ? next - now : 1;
-			pthread_cond_timedwait(&qw->cv, &qw->mu, &ts);
-		} else {
-			pthread_cond_wait(&qw->cv, &qw->mu);
-		}
+		if (next)
+			rbdl_ctl_kick_at(&qw->task, (uint64_t)(next > now
+								? next
+								: now + 1) *
+							    1000000000ull);
+		break;
 	}
 	pthread_mutex_unlock(&qw->mu);
-	return NULL;
 }
 
 static struct qreq *find_req(struct rbdl_quiesce *qw,
@@ -264,7 +272,7 @@ static bool qw_on_notify(struct rbdl_image *img, uint64_t notify_id,
 		if (q && q->st == REQ_DONE && !q->unquiesced) {
 			q->unquiesce_due = true;
 			q->forget = now_s() + FORGET_AFTER_S;
-			pthread_cond_broadcast(&qw->cv);
+			wake_locked(qw);
 		}
 		pthread_mutex_unlock(&qw->mu);
 		return false;
@@ -282,7 +290,7 @@ static bool qw_on_notify(struct rbdl_image *img, uint64_t notify_id,
 
 		q->deadline = now_s() + UNQUIESCE_TIMEOUT_S;
 		q->forget = now_s() + FORGET_AFTER_S;
-		pthread_cond_broadcast(&qw->cv);
+		wake_locked(qw);
 		pthread_mutex_unlock(&qw->mu);
 		ack_result(img, notify_id, handle, r);
 		return true;
@@ -304,7 +312,7 @@ static bool qw_on_notify(struct rbdl_image *img, uint64_t notify_id,
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = q;
-	pthread_cond_broadcast(&qw->cv);
+	wake_locked(qw);
 	pthread_mutex_unlock(&qw->mu);
 	return true;
 }
@@ -314,7 +322,7 @@ static const struct rbdl_watch_listener qw_listener = {
 	.rewatched = NULL,
 };
 
-/* Allocate img->qw and start its thread (first registration; callers
+/* Allocate img->qw and set its task up (first registration; callers
  * serialize through maint_mu). */
 static int qw_setup(struct rbdl_image *img)
 {
@@ -330,15 +338,9 @@ static int qw_setup(struct rbdl_image *img)
 	pthread_condattr_destroy(&ca);
 	qw->phase = PHASE_IDLE;
 	qw->next_handle = 1;	/* opaque; librbd's are never 0 either */
+	qw->img = img;
+	rbdl_ctl_task_init(&qw->task, RBDL_CTL_CALLBACK, quiesce_task);
 	img->qw = qw;
-	if (pthread_create(&qw->thread, NULL, quiesce_thread, img)) {
-		img->qw = NULL;
-		pthread_cond_destroy(&qw->cv);
-		pthread_mutex_destroy(&qw->mu);
-		free(qw);
-		return -EAGAIN;
-	}
-	qw->running = true;
 	/* Release: the watch callback sees qw set up. */
 	rbdl_watch_listen(img, RBDL_WATCH_SLOT_QUIESCE, &qw_listener);
 	return 0;
@@ -391,10 +393,10 @@ int rbdl_quiesce_unregister(struct rbdl_image *img, uint64_t handle)
 		}
 	}
 	/* librbd completes an unregistration made during a round once the
-	 * unquiesce that ends it has run (never from our own thread: a
-	 * callback unwatching would wait for itself). */
+	 * unquiesce that ends it has run (never on the callback lane, which
+	 * runs the rounds: a callback unwatching would wait for itself). */
 	if (e && qw->phase != PHASE_IDLE &&
-	    !pthread_equal(pthread_self(), qw->thread)) {
+	    !rbdl_ctl_on_lane(RBDL_CTL_CALLBACK)) {
 		uint64_t gen = qw->unq_gen;
 
 		while (gen == qw->unq_gen && !qw->stop)
@@ -438,11 +440,10 @@ void rbdl_quiesce_shutdown(struct rbdl_image *img)
 	if (!qw)
 		return;
 	pthread_mutex_lock(&qw->mu);
-	qw->stop = true;
+	qw->stop = true;	/* no kicks from here on */
 	pthread_cond_broadcast(&qw->cv);
 	pthread_mutex_unlock(&qw->mu);
-	if (qw->running)
-		pthread_join(qw->thread, NULL);
+	rbdl_ctl_task_retire(&qw->task);	/* waits for a running round */
 	while (qw->list) {
 		struct qw_ent *e = qw->list;
 

@@ -20,11 +20,12 @@
  * read-write opens); quiesce callbacks of other opens are never called,
  * as with librbd.
  *
- * Threading: the callbacks run on one quiesce thread per image (started by
- * the first rbd_quiesce_watch), in registration order, never on a librados
- * thread and with no librbdlite lock held; rbd_quiesce_complete may be
- * called from a callback or from any other thread.  The header watch's
- * callback only records the request and signals the thread.
+ * Threading: the callbacks run in a quiesce task per image (set up by the
+ * first rbd_quiesce_watch) on the control context's callback lane
+ * (core/ctl.h), in registration order, never on a librados thread and
+ * with no librbdlite lock held; rbd_quiesce_complete may be called from a
+ * callback or from any other thread.  The header watch's callback only
+ * records the request and kicks the task.
  *
  * Ownership: img->qw is allocated by the first rbd_quiesce_watch and freed
  * by rbdl_quiesce_shutdown at close, after the header watch stopped.

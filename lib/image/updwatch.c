@@ -2,9 +2,10 @@
  * updwatch.c - update watchers: see updwatch.h for role and threading.
  *
  * The header watch callback (librados' thread) only bumps `pending` under
- * mu and signals; the notifier thread takes one notification at a time and
- * calls every watcher registered at that point, dropping mu around each
- * call.  Handles only grow and the list is kept ascending, so after a call
+ * mu and kicks the image's notifier task (the control context's callback
+ * lane, core/ctl.h); the task takes one notification at a time and calls
+ * every watcher registered at that point, dropping mu around each call,
+ * until none is pending.  Handles only grow and the list is kept ascending, so after a call
  * the walk resumes at the first handle above the one just called, which
  * stays correct when watchers come and go meanwhile.
  *
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "core/ctl.h"
 #include "proto/notify.h"
 #include "state.h"
 #include "watch.h"
@@ -42,7 +44,7 @@ int rbdl_updw_init(struct rbdl_image *img)
 	img->uw = uw;
 	pthread_mutex_init(&uw->mu, NULL);
 	pthread_cond_init(&uw->cv, NULL);
-	uw->running = uw->stop = uw->own_watch = false;
+	uw->task_live = uw->stop = uw->own_watch = false;
 	uw->list = NULL;
 	uw->next_handle = 1;
 	uw->pending = 0;
@@ -56,24 +58,19 @@ static void updw_notify(struct rbdl_image *img)
 	struct rbdl_updwatch *uw = img->uw;
 
 	pthread_mutex_lock(&uw->mu);
-	if (uw->list) {
+	if (uw->list && uw->task_live) {
 		uw->pending++;
-		pthread_cond_broadcast(&uw->cv);
+		rbdl_ctl_kick(&uw->task);
 	}
 	pthread_mutex_unlock(&uw->mu);
 }
 
-static void *notifier(void *arg)
+static void notifier(struct rbdl_ctl_task *t)
 {
-	struct rbdl_image *img = arg;
-	struct rbdl_updwatch *uw = img->uw;
+	struct rbdl_updwatch *uw = container_of(t, struct rbdl_updwatch, task);
 
 	pthread_mutex_lock(&uw->mu);
-	for (;;) {
-		while (!uw->pending && !uw->stop)
-			pthread_cond_wait(&uw->cv, &uw->mu);
-		if (uw->stop)
-			break;
+	while (uw->pending && !uw->stop) {
 		uw->pending--;
 		uint64_t last = 0;
 
@@ -89,6 +86,7 @@ static void *notifier(void *arg)
 
 			last = e->handle;
 			uw->in_cb = last;
+			uw->cb_thread = pthread_self();
 			pthread_mutex_unlock(&uw->mu);
 			cb(cbarg);
 			pthread_mutex_lock(&uw->mu);
@@ -97,7 +95,6 @@ static void *notifier(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&uw->mu);
-	return NULL;
 }
 
 static void own_watch_cb(void *arg, uint64_t notify_id, uint64_t handle,
@@ -155,12 +152,9 @@ int rbdl_updw_register(struct rbdl_image *img, uint64_t *handle,
 	if (!e)
 		return -ENOMEM;
 	pthread_mutex_lock(&uw->mu);
-	if (!uw->running) {
-		if (pthread_create(&uw->thread, NULL, notifier, img)) {
-			r = -EAGAIN;
-			goto out;
-		}
-		uw->running = true;
+	if (!uw->task_live) {
+		rbdl_ctl_task_init(&uw->task, RBDL_CTL_CALLBACK, notifier);
+		uw->task_live = true;
 	}
 	if (!img->watching && !uw->own_watch) {
 		r = rados_watch2(img->md_io, img->header_oid, &uw->own_cookie,
@@ -198,8 +192,9 @@ int rbdl_updw_unregister(struct rbdl_image *img, uint64_t handle)
 	}
 	/* A callback of this handle may be running: wait for it, unless we
 	 * are that callback. */
-	if (e && uw->running && !pthread_equal(pthread_self(), uw->thread))
-		while (uw->in_cb == handle)
+	if (e)
+		while (uw->in_cb == handle &&
+		       !pthread_equal(pthread_self(), uw->cb_thread))
 			pthread_cond_wait(&uw->cv, &uw->mu);
 	pthread_mutex_unlock(&uw->mu);
 	if (!e)
@@ -222,11 +217,13 @@ void rbdl_updw_shutdown(struct rbdl_image *img)
 	}
 	pthread_mutex_lock(&uw->mu);
 	uw->stop = true;
+	bool live = uw->task_live;
+
+	uw->task_live = false;	/* no kicks from here on */
 	pthread_cond_broadcast(&uw->cv);
 	pthread_mutex_unlock(&uw->mu);
-	if (uw->running)
-		pthread_join(uw->thread, NULL);
-	uw->running = false;
+	if (live)
+		rbdl_ctl_task_retire(&uw->task);	/* waits for a callback */
 	while (uw->list) {
 		struct rbdl_updw_ent *e = uw->list;
 

@@ -7,10 +7,12 @@
  * re-established, when notifications may have been missed), as librbd's
  * ImageUpdateWatchers do.
  *
- * Threading: callbacks run on one notifier thread per image (started by
- * the first rbd_update_watch), never on a librados or I/O thread and with
- * no librbdlite lock held, so a callback may call any rbd_* function on the
- * image except rbd_close.  One callback per registered watcher per
+ * Threading: callbacks run in a notifier task per image (set up by the
+ * first rbd_update_watch) on the control context's callback lane
+ * (core/ctl.h), shared by every open image: never on a librados or I/O
+ * thread and with no librbdlite lock held, so a callback may call any
+ * rbd_* function on the image except rbd_close (synchronous ones too: the
+ * work they wait for runs on the other lane).  One callback per registered watcher per
  * notification, in registration order.  rbd_update_unwatch waits for a
  * running callback of that handle (unless called from a callback).
  *
@@ -24,15 +26,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/ctl.h"
+
 struct rbdl_image;
 struct rbdl_updw_ent;
 
 struct rbdl_updwatch {
 	pthread_mutex_t mu;		/* everything below */
 	pthread_cond_t cv;
-	bool running;			/* notifier thread started */
+	struct rbdl_ctl_task task;	/* the notifier (callback lane) */
+	bool task_live;			/* set up, not retired */
 	bool stop;
-	pthread_t thread;
+	pthread_t cb_thread;		/* runs the callback in_cb */
 	struct rbdl_updw_ent *list;	/* ascending handles */
 	uint64_t next_handle;
 	unsigned pending;		/* notifications to dispatch */
@@ -43,7 +48,7 @@ struct rbdl_updwatch {
 
 /* Allocate img->uw and subscribe to the header watch (open). */
 int rbdl_updw_init(struct rbdl_image *img);
-/* Close: unwatch, stop the thread, drop remaining registrations, free
+/* Close: unwatch, retire the notifier task, drop remaining registrations, free
  * img->uw (after the header watch stopped).  NULL: nothing. */
 void rbdl_updw_shutdown(struct rbdl_image *img);
 

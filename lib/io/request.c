@@ -311,7 +311,7 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	if (rbdl_op_writes(op)) {
 		req->lkw.resume = req_lock_resume;
 		if (!rbdl_lock_write_begin(img, &req->lkw))
-			goto out_parked;	/* resumed by the lock thread */
+			goto out_parked;	/* resumed by the lock's task */
 		req->holds_lock = true;
 	}
 	req_send(req, true);

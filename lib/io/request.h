@@ -7,8 +7,8 @@
  *
  * Threading: a request is built on the submitting thread; its object
  * requests then advance on whichever thread completes their current step
- * (librados' callback threads, or the lock's control thread when a write
- * waited for the exclusive lock).  One object request is only ever
+ * (librados' callback threads, or the lock's task on the control context
+ * when a write waited for the exclusive lock).  One object request is only ever
  * advanced by one thread at a time: each step has exactly one completion.
  * The request's pending count (acq_rel) orders every object's results
  * before the request completes.

@@ -1,0 +1,234 @@
+/*
+ * check_threads.c - cluster tests of the shared control context: 100
+ * images with rbd's default features open read-write in one process, each
+ * with an update watch and written (so each owns its exclusive lock), add
+ * at most two threads; closing them (rbd_aio_close) gives every thread
+ * back; and an update-watch callback that makes a synchronous write
+ * needing a lock hand-over from another handle completes (the callback
+ * lane waits while the internal lane does the hand-over).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rbd/librbd.h>
+
+#include "harness.h"
+
+static struct th t;
+
+static void setup(void)
+{
+	th_connect(&t);
+}
+
+static void teardown(void)
+{
+	th_disconnect(&t);
+}
+
+static int proc_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* librados' own threads come and go a little (messenger workers are
+ * fixed, but a finisher may start late): settle before counting. */
+static int settled_threads(void)
+{
+	int n = proc_threads();
+
+	for (int i = 0; i < 20; i++) {
+		usleep(50 * 1000);
+		int m = proc_threads();
+
+		if (m == n)
+			break;
+		n = m;
+	}
+	return n;
+}
+
+static atomic_int updates;
+
+static void count_update(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&updates, 1);
+}
+
+START_TEST(test_many_images_two_threads)
+{
+	enum { N = 100 };
+	static rbd_image_t img[N];
+	static uint64_t handle[N];
+	char names[N][64];
+	char data[4096];
+	int order = 22, base, peak;
+
+	th_fill(data, sizeof(data), 3);
+	/* Default features (rbd_default_features): layering, exclusive-lock,
+	 * object-map, fast-diff, deep-flatten. */
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s", th_name("many"));
+		ck_assert_int_eq(rbd_create(t.io, names[i], 8 << 20, &order), 0);
+	}
+	/* A first open and close warms librados up (its lazily started
+	 * threads are not ours to count). */
+	ck_assert_int_eq(rbd_open(t.io, names[0], &img[0], NULL), 0);
+	ck_assert_int_eq(rbd_write(img[0], 0, sizeof(data), data),
+			 sizeof(data));
+	ck_assert_int_eq(rbd_close(img[0]), 0);
+	base = settled_threads();
+	for (int i = 0; i < N; i++) {
+		uint64_t features = 0;
+
+		ck_assert_int_eq(rbd_open(t.io, names[i], &img[i], NULL), 0);
+		ck_assert_int_eq(rbd_get_features(img[i], &features), 0);
+		ck_assert(features & RBD_FEATURE_EXCLUSIVE_LOCK);
+		ck_assert_int_eq(rbd_update_watch(img[i], &handle[i],
+						  count_update, NULL), 0);
+		ck_assert_int_eq(rbd_write(img[i], (uint64_t)i * 4096,
+					   sizeof(data), data),
+				 sizeof(data));
+	}
+	for (int i = 0; i < N; i++) {
+		int owner = 0;
+
+		ck_assert_int_eq(rbd_is_exclusive_lock_owner(img[i], &owner),
+				 0);
+		ck_assert_int_eq(owner, 1);
+	}
+	/* A header update on every image: every callback runs. */
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(rbd_resize(img[i], 16 << 20), 0);
+	for (int i = 0; i < 300 && atomic_load(&updates) < N; i++)
+		usleep(100 * 1000);
+	ck_assert_int_ge(atomic_load(&updates), N);
+	peak = settled_threads();
+	printf("threads: %d before, %d with %d images open\n", base, peak, N);
+	ck_assert_msg(peak <= base + 2,
+		      "%d images open added %d threads (at most 2 allowed)", N,
+		      peak - base);
+	/* Close them all without blocking; every completion fires. */
+	rbd_completion_t c[N];
+
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(rbd_update_unwatch(img[i], handle[i]), 0);
+		ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &c[i]),
+				 0);
+		ck_assert_int_eq(rbd_aio_close(img[i], c[i]), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(rbd_aio_wait_for_complete(c[i]), 0);
+		ck_assert_int_eq(rbd_aio_get_return_value(c[i]), 0);
+		rbd_aio_release(c[i]);
+	}
+	int after = settled_threads();
+
+	ck_assert_msg(after <= base,
+		      "%d threads left after closing every image",
+		      after - base);
+	/* The data is there, and nobody holds a lock any more. */
+	for (int i = 0; i < N; i++) {
+		char back[4096];
+
+		ck_assert_int_eq(rbd_open_read_only(t.io, names[i], &img[i],
+						    NULL),
+				 0);
+		ck_assert_int_eq(rbd_read(img[i], (uint64_t)i * 4096,
+					  sizeof(back), back),
+				 sizeof(back));
+		ck_assert_mem_eq(back, data, sizeof(back));
+		ck_assert_int_eq(rbd_close(img[i]), 0);
+		ck_assert_int_eq(th_sh("rbd lock ls %s/%s | grep -q auto",
+				       t.pool, names[i]) == 0,
+				 0);
+		ck_assert_int_eq(rbd_remove(t.io, names[i]), 0);
+	}
+}
+END_TEST
+
+/* The callback writes through a handle whose lock another handle holds. */
+struct cbw {
+	rbd_image_t img;
+	atomic_int calls;
+	atomic_long result;
+};
+
+static void write_in_callback(void *arg)
+{
+	struct cbw *w = arg;
+	char data[4096];
+
+	if (atomic_fetch_add(&w->calls, 1) != 0)
+		return;
+	memset(data, 0x5a, sizeof(data));
+	atomic_store(&w->result, (long)rbd_write(w->img, 0, sizeof(data),
+						  data));
+}
+
+START_TEST(test_callback_sync_write_takes_lock_over)
+{
+	const char *name = th_name("cbwrite");
+	rbd_image_t a, b;
+	struct cbw w = { 0 };
+	uint64_t h;
+	char data[4096], back[4096];
+	int order = 22, owner = 0;
+
+	atomic_init(&w.result, -1000);
+	ck_assert_int_eq(rbd_create(t.io, name, 8 << 20, &order), 0);
+	ck_assert_int_eq(rbd_open(t.io, name, &a, NULL), 0);
+	ck_assert_int_eq(rbd_open(t.io, name, &b, NULL), 0);
+	memset(data, 0x11, sizeof(data));
+	ck_assert_int_eq(rbd_write(b, 0, sizeof(data), data), sizeof(data));
+	ck_assert_int_eq(rbd_is_exclusive_lock_owner(b, &owner), 0);
+	ck_assert_int_eq(owner, 1);
+	w.img = a;
+	ck_assert_int_eq(rbd_update_watch(a, &h, write_in_callback, &w), 0);
+	/* A header update from b: a's callback writes, so the lock moves
+	 * from b to a while the callback waits. */
+	ck_assert_int_eq(rbd_snap_create(b, "s1"), 0);
+	for (int i = 0; i < 300 && atomic_load(&w.result) == -1000; i++)
+		usleep(100 * 1000);
+	ck_assert_int_eq(atomic_load(&w.result), sizeof(data));
+	ck_assert_int_eq(rbd_is_exclusive_lock_owner(a, &owner), 0);
+	ck_assert_int_eq(owner, 1);
+	ck_assert_int_eq(rbd_read(b, 0, sizeof(back), back), sizeof(back));
+	memset(data, 0x5a, sizeof(data));
+	ck_assert_mem_eq(back, data, sizeof(back));
+	ck_assert_int_eq(rbd_update_unwatch(a, h), 0);
+	ck_assert_int_eq(rbd_close(a), 0);
+	ck_assert_int_eq(rbd_snap_remove(b, "s1"), 0);
+	ck_assert_int_eq(rbd_close(b), 0);
+	ck_assert_int_eq(rbd_remove(t.io, name), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("Threads");
+	TCase *tc = tcase_create("threads");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_many_images_two_threads);
+	tcase_add_test(tc, test_callback_sync_write_takes_lock_over);
+	suite_add_tcase(s, tc);
+	return th_run(s);
+}
