@@ -220,6 +220,8 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	atomic_init(&img->at_snap, false);
 	pthread_mutex_init(&img->maint_mu, NULL);
 	pthread_mutex_init(&img->refresh_lock, NULL);
+	pthread_mutex_init(&img->ioq_mu, NULL);
+	atomic_init(&img->io_queued, false);
 	pthread_mutex_init(&img->fq.lock, NULL);
 	atomic_init(&img->wr_io, NULL);
 	atomic_init(&img->pview, NULL);
@@ -233,6 +235,7 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	r = rbdl_delivery_init(&img->dl);
 	if (r < 0) {
 		pthread_mutex_destroy(&img->fq.lock);
+		pthread_mutex_destroy(&img->ioq_mu);
 		pthread_mutex_destroy(&img->refresh_lock);
 		pthread_mutex_destroy(&img->maint_mu);
 		free(img);
@@ -248,6 +251,9 @@ void rbdl_image_free(struct rbdl_image *img)
 {
 	rados_ioctx_t wr = atomic_load(&img->wr_io);
 
+	/* Its I/O drained (the owner waited): the refresh task is idle. */
+	if (img->ioq_live)
+		rbdl_ctl_task_retire(&img->ioq_task);
 	if (wr)
 		rados_ioctx_destroy(wr);
 	while (img->retired) {
@@ -265,6 +271,7 @@ void rbdl_image_free(struct rbdl_image *img)
 		rados_ioctx_destroy(img->md_io);
 	rbdl_delivery_destroy(&img->dl);
 	pthread_mutex_destroy(&img->fq.lock);
+	pthread_mutex_destroy(&img->ioq_mu);
 	pthread_mutex_destroy(&img->refresh_lock);
 	pthread_mutex_destroy(&img->maint_mu);
 	free(img->snaps);

@@ -6,7 +6,8 @@
  * the settings the data path applies.
  *
  * Threading: under refresh_lock, on whichever thread finds the refresh due
- * (an I/O submitter, a control call, the lock's acquisition).  Values the
+ * (a control call, the lock's acquisition, the refresh task that I/O
+ * waiting for it queued behind, io/request.c).  Values the
  * I/O path reads are published with release stores after everything they
  * depend on; an old write context stays valid for requests already using
  * it and is destroyed at close.

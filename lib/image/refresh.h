@@ -1,9 +1,10 @@
 /*
  * refresh.h - keeping an open image's metadata current (refresh.c).
  *
- * Threading: rbdl_image_maybe_refresh is the data path's check (two
- * atomic loads when nothing changed); the refresh itself is synchronous
- * and serialized by refresh_lock.
+ * Threading: rbdl_image_refresh_due is the data path's check (two atomic
+ * loads when nothing changed; a due refresh queues the request, see
+ * io/request.c); rbdl_image_maybe_refresh refreshes synchronously, for
+ * control calls and the refresh task, serialized by refresh_lock.
  */
 #ifndef RBDL_IMAGE_REFRESH_H
 #define RBDL_IMAGE_REFRESH_H
@@ -15,6 +16,13 @@
 /* Bring metadata up to date if a header notification arrived (or the
  * watch broke).  0 or a negative errno (the image keeps its old view). */
 int rbdl_image_refresh_slow(struct rbdl_image *img);
+
+/* Is a refresh due?  The data path's check (see maybe_refresh). */
+static inline bool rbdl_image_refresh_due(struct rbdl_image *img)
+{
+	return atomic_load_explicit(&img->refresh_seq, memory_order_acquire) !=
+	       atomic_load_explicit(&img->applied_seq, memory_order_relaxed);
+}
 
 static inline int rbdl_image_maybe_refresh(struct rbdl_image *img)
 {

@@ -14,8 +14,9 @@
  * mutable metadata the I/O path needs (size, the write I/O context carrying
  * the snapshot context) is published through atomics and changed only by a
  * refresh (refresh.h), which runs under refresh_lock on whichever thread
- * first notices that a refresh is due (an I/O submitter, or a control
- * call).  The header watch callback (watch.h) only acks notifications and
+ * first needs it: a control call, the lock's acquisition, or the image's
+ * refresh task on the control context for I/O (an I/O submitter never
+ * refreshes: its request waits in the image's queue, io/request.c).  The header watch callback (watch.h) only acks notifications and
  * bumps refresh_seq; it never blocks.
  *
  * Ownership: the application owns the rados_ioctx_t it passed to rbd_open;
@@ -35,6 +36,7 @@
 #include <stdint.h>
 
 #include "core/completion.h"
+#include "core/ctl.h"
 #include "core/striper.h"
 #include "rbd/features.h"
 
@@ -123,6 +125,15 @@ struct rbdl_image {
 	_Atomic uint64_t flags;
 	atomic_uint refresh_seq;	/* bumped by header notifications */
 	atomic_uint applied_seq;	/* refresh_seq the metadata reflects */
+	/* Submissions waiting for a refresh (io/request.c): while
+	 * io_queued, rbd_aio_* calls append to the queue and return; the
+	 * image's refresh task (control context, internal lane) refreshes
+	 * and submits them in order.  The queue and ioq_live under ioq_mu. */
+	atomic_bool io_queued;
+	pthread_mutex_t ioq_mu;
+	struct rbdl_ioq_ent *ioq_head, *ioq_tail;
+	struct rbdl_ctl_task ioq_task;
+	bool ioq_live;			/* ioq_task set up */
 
 	/* refresh state, under refresh_lock */
 	pthread_mutex_t refresh_lock;

@@ -2,13 +2,14 @@
  * request.c - image requests: validate and clip them the way librbd 16.2
  * does, map them onto objects with the striper, and start one object
  * request per object (objreq.c) from the submitting thread: no queue, no
- * hand-off to a thread of ours.
+ * hand-off to a thread of ours, except while a header refresh is due
+ * (then the request waits for it on the control context, below).
  *
  * Life of a request (see io.h for the contract):
  *
  *   submitter thread                         librados callback thread
  *   ----------------                         ------------------------
- *   arm completion, refresh if due
+ *   arm completion; refresh due: queue it (the refresh task resubmits)
  *   clip (librbd's rules) -- early result ---> deferred completion
  *   map onto objects (striper)
  *   pending = nobjs + 1 (the submit guard)
@@ -30,6 +31,7 @@
 
 #include "request.h"
 
+#include "core/ctl.h"
 #include "core/internal.h"
 #include "core/slab.h"
 #include "core/stats.h"
@@ -325,22 +327,18 @@ out_map:
 	return r;
 }
 
-int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
-		   const struct rbdl_io_args *a)
+/* Start an armed request now: refresh first if due (on this thread),
+ * clip, map, send.  Errors arrive through c. */
+static void submit_now(struct rbdl_image *img, struct rbdl_comp *c,
+		       const struct rbdl_io_args *a)
 {
 	enum rbdl_op op = a->op;
 	uint64_t len = a->len, size;
 	int r;
 
-	/* Only aio submissions post events; synchronous calls and CAW (as in
-	 * Pacific) never do. */
-	r = rbdl_comp_arm(c, &img->dl, op != RBDL_OP_CAW && !c->internal);
-	if (r < 0)
-		return r;
-	rbdl_stat_inc(RBDL_STAT_IOS_SUBMITTED, 1);
 	if (op == RBDL_OP_FLUSH) {
 		rbdl_flush_submit(img, c);
-		return 0;
+		return;
 	}
 	r = rbdl_image_maybe_refresh(img);
 	if (r < 0)
@@ -392,10 +390,126 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 	}
 	if (r < 0)
 		goto late;
-	return 0;
+	return;
 late:
 	/* librbd reports these through the completion, never inline. */
 	rbdl_comp_complete_deferred(c, r, img->defer_io);
+}
+
+/*
+ * Requests waiting for a refresh.  A submission that finds a refresh due
+ * (or requests already waiting, which it must not overtake) is copied
+ * here with its iovec array (the caller's array may go when the call
+ * returns; the buffers stay the caller's until completion, as in
+ * librbd), and the image's refresh task refreshes on the control
+ * context's internal lane and starts the requests in order.  io_queued
+ * stays set until the queue is empty after the last one was started, so
+ * a submitter that finds it clear (acquire, pairing with the task's
+ * release store) comes after every queued request.
+ */
+struct rbdl_ioq_ent {
+	struct rbdl_ioq_ent *next;
+	struct rbdl_comp *c;
+	struct rbdl_io_args a;
+	struct iovec iov[];
+};
+
+static void ioq_run(struct rbdl_ctl_task *t)
+{
+	struct rbdl_image *img = container_of(t, struct rbdl_image, ioq_task);
+
+	for (;;) {
+		pthread_mutex_lock(&img->ioq_mu);
+		struct rbdl_ioq_ent *e = img->ioq_head;
+
+		if (!e) {
+			atomic_store_explicit(&img->io_queued, false,
+					      memory_order_release);
+			pthread_mutex_unlock(&img->ioq_mu);
+			return;
+		}
+		img->ioq_head = e->next;
+		if (!img->ioq_head)
+			img->ioq_tail = NULL;
+		pthread_mutex_unlock(&img->ioq_mu);
+		/* Refreshes first when due (also again, when another
+		 * notification came meanwhile). */
+		submit_now(img, e->c, &e->a);
+		free(e);
+	}
+}
+
+/* Queue an armed request behind the refresh; false: submit it now (the
+ * refresh finished meanwhile, or no memory or thread for the queue). */
+static bool ioq_add(struct rbdl_image *img, struct rbdl_comp *c,
+		    const struct rbdl_io_args *a)
+{
+	size_t niov = a->iov ? (size_t)a->iovcnt : 0;
+	struct rbdl_ioq_ent *e = malloc(sizeof(*e) + niov * sizeof(e->iov[0]));
+
+	if (!e)
+		return false;
+	e->next = NULL;
+	e->c = c;
+	e->a = *a;
+	if (niov) {
+		memcpy(e->iov, a->iov, niov * sizeof(e->iov[0]));
+		e->a.iov = e->iov;
+	}
+	pthread_mutex_lock(&img->ioq_mu);
+	if (!atomic_load_explicit(&img->io_queued, memory_order_relaxed) &&
+	    (a->op == RBDL_OP_FLUSH || !rbdl_image_refresh_due(img))) {
+		pthread_mutex_unlock(&img->ioq_mu);
+		free(e);
+		return false;
+	}
+	if (!img->ioq_live) {
+		rbdl_ctl_task_init(&img->ioq_task, RBDL_CTL_INTERNAL, ioq_run);
+		img->ioq_live = true;
+	}
+	if (img->ioq_tail)
+		img->ioq_tail->next = e;
+	else
+		img->ioq_head = e;
+	img->ioq_tail = e;
+	atomic_store_explicit(&img->io_queued, true, memory_order_relaxed);
+	if (rbdl_ctl_kick(&img->ioq_task) < 0 && img->ioq_head == e) {
+		/* No thread to run the queue: refresh on this thread. */
+		img->ioq_head = img->ioq_tail = NULL;
+		atomic_store_explicit(&img->io_queued, false,
+				      memory_order_relaxed);
+		pthread_mutex_unlock(&img->ioq_mu);
+		free(e);
+		return false;
+	}
+	pthread_mutex_unlock(&img->ioq_mu);
+	return true;
+}
+
+int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
+		   const struct rbdl_io_args *a)
+{
+	int r;
+
+	/* Only aio submissions post events; synchronous calls and CAW (as in
+	 * Pacific) never do. */
+	r = rbdl_comp_arm(c, &img->dl, a->op != RBDL_OP_CAW && !c->internal);
+	if (r < 0)
+		return r;
+	rbdl_stat_inc(RBDL_STAT_IOS_SUBMITTED, 1);
+	/* A refresh that is due never runs on the submitter's thread (it
+	 * would be about 8 round trips on qemu's event loop): the request
+	 * waits for it in the queue.  Flushes only keep their place behind
+	 * queued requests.  The internal lane (the refresh task itself)
+	 * refreshes inline. */
+	if (__builtin_expect(atomic_load_explicit(&img->io_queued,
+						  memory_order_acquire) ||
+				     (a->op != RBDL_OP_FLUSH &&
+				      rbdl_image_refresh_due(img)),
+			     0) &&
+	    !rbdl_ctl_on_lane(RBDL_CTL_INTERNAL) && ioq_add(img, c, a))
+		return 0;
+	submit_now(img, c, a);
 	return 0;
 }
 

@@ -5,11 +5,13 @@
  * objreq.c (each object request's life) and backing.c (reading through to
  * the backing image of a clone and fetching copy-up data).
  *
- * Threading: a request is built on the submitting thread; its object
- * requests then advance on whichever thread completes their current step
- * (librados' callback threads, or the lock's task on the control context
- * when a write waited for the exclusive lock).  One object request is only ever
- * advanced by one thread at a time: each step has exactly one completion.
+ * Threading: a request is built on the submitting thread (or, when it
+ * waited for a header refresh, by the image's refresh task on the control
+ * context); its object requests then advance on whichever thread
+ * completes their current step (librados' callback threads, or the lock's
+ * task when a write waited for the exclusive lock).  One object request
+ * is only ever advanced by one thread at a time: each step has exactly
+ * one completion.
  * The request's pending count (acq_rel) orders every object's results
  * before the request completes.
  *

@@ -345,16 +345,31 @@ done
 
 # ---- the wrapper itself ------------------------------------------------------
 W() { env -u LD_PRELOAD ${san_pre:+LD_PRELOAD="$san_pre"} RBDLITE_RUN_LIB="$lite" "$wrapper" "$@"; }
+# jemalloc by default (the configured path), unless a sanitizer runtime
+# already owns malloc.
+jem=$(sed -n "s/^jemalloc=\${RBDLITE_RUN_JEMALLOC:-'\(.*\)'}\$/\1/p" "$wrapper")
+[ -n "$jem" ] && [ -f "$jem" ] || bad "wrapper: no configured jemalloc path ('$jem')"
+default_pre=${san_pre:+$san_pre }${san_pre:-$jem }$lite
 out=$(W sh -c 'printf %s "$LD_PRELOAD"' 2>&1)
-[ "$out" = "${san_pre:+$san_pre }$lite" ] && ok "wrapper adds the library to LD_PRELOAD" ||
-	bad "wrapper: LD_PRELOAD='$out', expected '${san_pre:+$san_pre }$lite'"
+[ "$out" = "$default_pre" ] && ok "wrapper adds jemalloc and the library to LD_PRELOAD" ||
+	bad "wrapper: LD_PRELOAD='$out', expected '$default_pre'"
+out=$(W --no-jemalloc sh -c 'printf %s "$LD_PRELOAD"' 2>&1)
+[ "$out" = "${san_pre:+$san_pre }$lite" ] && ok "wrapper --no-jemalloc adds the library only" ||
+	bad "wrapper --no-jemalloc: LD_PRELOAD='$out', expected '${san_pre:+$san_pre }$lite'"
+out=$(W --jemalloc sh -c 'printf %s "$LD_PRELOAD"' 2>&1)
+[ "$out" = "${san_pre:+$san_pre }$jem $lite" ] && ok "wrapper --jemalloc adds jemalloc even after a sanitizer" ||
+	bad "wrapper --jemalloc: LD_PRELOAD='$out'"
 first=${san_pre:-/lib/x86_64-linux-gnu/libc.so.6}
-out=$(LD_PRELOAD=$first RBDLITE_RUN_LIB="$lite" "$wrapper" sh -c 'printf %s "$LD_PRELOAD"' 2>&1)
+out=$(LD_PRELOAD=$first RBDLITE_RUN_LIB="$lite" "$wrapper" --no-jemalloc sh -c 'printf %s "$LD_PRELOAD"' 2>&1)
 [ "$out" = "$first $lite" ] && ok "wrapper keeps an existing LD_PRELOAD in front" ||
 	bad "wrapper with existing LD_PRELOAD: got '$out'"
 out=$(W "$wrapper" sh -c 'printf %s "$LD_PRELOAD"' 2>&1)
-[ "$out" = "${san_pre:+$san_pre }$lite" ] && ok "nested wrappers add the library once" ||
+[ "$out" = "$default_pre" ] && ok "nested wrappers add each library once" ||
 	bad "nested wrappers: LD_PRELOAD='$out'"
+out=$(RBDLITE_RUN_JEMALLOC="$tmp/none.so" W sh -c 'printf %s "$LD_PRELOAD"' 2>"$tmp/err")
+[ "$out" = "${san_pre:+$san_pre }$lite" ] && { [ -n "$san_pre" ] || grep -q "jemalloc not found at $tmp/none.so" "$tmp/err"; } &&
+	ok "wrapper without jemalloc runs with a notice" ||
+	bad "wrapper without jemalloc: LD_PRELOAD='$out', $(cat "$tmp/err")"
 W --help | grep -q "usage: rbdlite-run" && ok "wrapper --help" || bad "wrapper --help"
 W --version | grep -q "^rbdlite-run (librbdlite) [0-9]" && ok "wrapper --version" || bad "wrapper --version"
 env -u LD_PRELOAD ${san_pre:+LD_PRELOAD="$san_pre"} RBDLITE_RUN_LIB="$tmp/none.so" \

@@ -5,7 +5,9 @@
  * at most two threads; closing them (rbd_aio_close) gives every thread
  * back; and an update-watch callback that makes a synchronous write
  * needing a lock hand-over from another handle completes (the callback
- * lane waits while the internal lane does the hand-over).
+ * lane waits while the internal lane does the hand-over); and aio
+ * submissions while a header refresh is due and cannot finish (OSDs
+ * paused) return at once and run in order after it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <rbd/librbd.h>
@@ -220,6 +223,96 @@ START_TEST(test_callback_sync_write_takes_lock_over)
 }
 END_TEST
 
+/* Unpauses the OSDs after 60 s if the test did not: a submission that
+ * waited for the refresh would otherwise never return. */
+static atomic_int watchdog_fired, watchdog_stop;
+
+static void *watchdog(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 600 && !atomic_load(&watchdog_stop); i++)
+		usleep(100 * 1000);
+	if (!atomic_load(&watchdog_stop)) {
+		atomic_store(&watchdog_fired, 1);
+		th_sh("ceph osd unpause >/dev/null 2>&1");
+	}
+	return NULL;
+}
+
+static atomic_int header_updates;
+
+static void note_update(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&header_updates, 1);
+}
+
+/*
+ * A refresh is due (another handle grew the image) and cannot finish (the
+ * OSDs are paused): rbd_aio_write, rbd_aio_writev and rbd_aio_flush return
+ * at once, nothing completes while the pause lasts, and after it the
+ * writes land in order past the old end (they saw the new size), and the
+ * flush completes after them.
+ */
+START_TEST(test_submit_during_refresh_does_not_wait)
+{
+	const char *name = th_name("qrefresh");
+	rbd_image_t a, b;
+	rbd_completion_t w1, w2, fl;
+	char x[4096], y[4096], back[4096];
+	struct iovec iov[2] = { { y, 2048 }, { y + 2048, 2048 } };
+	uint64_t h, off = 12 << 20;	/* past the old 8 MiB end */
+	int order = 22;
+	pthread_t wd;
+
+	ck_assert_int_eq(rbd_create(t.io, name, 8 << 20, &order), 0);
+	ck_assert_int_eq(rbd_open(t.io, name, &a, NULL), 0);
+	ck_assert_int_eq(rbd_open(t.io, name, &b, NULL), 0);
+	ck_assert_int_eq(rbd_update_watch(a, &h, note_update, NULL), 0);
+	memset(x, 'x', sizeof(x));
+	memset(y, 'y', sizeof(y));
+	ck_assert_int_eq(rbd_write(a, 0, sizeof(x), x), sizeof(x));
+	ck_assert_int_eq(rbd_resize(b, 16 << 20), 0);
+	for (int i = 0; i < 300 && !atomic_load(&header_updates); i++)
+		usleep(100 * 1000);
+	ck_assert_int_ge(atomic_load(&header_updates), 1);
+	pthread_create(&wd, NULL, watchdog, NULL);
+	ck_assert_int_eq(th_sh("ceph osd pause >/dev/null 2>&1"), 0);
+	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &w1), 0);
+	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &w2), 0);
+	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &fl), 0);
+	ck_assert_int_eq(rbd_aio_write(a, off, sizeof(x), x, w1), 0);
+	ck_assert_int_eq(rbd_aio_writev(a, iov, 2, off, w2), 0);
+	ck_assert_int_eq(rbd_aio_flush(a, fl), 0);
+	/* Returned although the refresh cannot have finished. */
+	usleep(500 * 1000);
+	ck_assert_int_eq(rbd_aio_is_complete(w1), 0);
+	ck_assert_int_eq(rbd_aio_is_complete(w2), 0);
+	ck_assert_int_eq(rbd_aio_is_complete(fl), 0);
+	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	ck_assert_int_eq(th_sh("ceph osd unpause >/dev/null 2>&1"), 0);
+	atomic_store(&watchdog_stop, 1);
+	pthread_join(wd, NULL);
+	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	ck_assert_int_eq(rbd_aio_wait_for_complete(fl), 0);
+	ck_assert_int_eq(rbd_aio_get_return_value(fl), 0);
+	/* The flush came after both writes. */
+	ck_assert_int_eq(rbd_aio_is_complete(w1), 1);
+	ck_assert_int_eq(rbd_aio_is_complete(w2), 1);
+	ck_assert_int_eq(rbd_aio_get_return_value(w1), 0);
+	ck_assert_int_eq(rbd_aio_get_return_value(w2), 0);
+	rbd_aio_release(w1);
+	rbd_aio_release(w2);
+	rbd_aio_release(fl);
+	ck_assert_int_eq(rbd_read(b, off, sizeof(back), back), sizeof(back));
+	ck_assert_mem_eq(back, y, sizeof(back));
+	ck_assert_int_eq(rbd_update_unwatch(a, h), 0);
+	ck_assert_int_eq(rbd_close(a), 0);
+	ck_assert_int_eq(rbd_close(b), 0);
+	ck_assert_int_eq(rbd_remove(t.io, name), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("Threads");
@@ -229,6 +322,7 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_many_images_two_threads);
 	tcase_add_test(tc, test_callback_sync_write_takes_lock_over);
+	tcase_add_test(tc, test_submit_during_refresh_does_not_wait);
 	suite_add_tcase(s, tc);
 	return th_run(s);
 }
