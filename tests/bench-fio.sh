@@ -5,7 +5,8 @@
 #
 # Runs Debian's fio with --ioengine=rbd (busy_poll=0: it waits on the
 # image's eventfd) once on the real librbd and once with librbdlite
-# LD_PRELOADed, alternating (ABBA) in blocks, and measures client CPU per
+# LD_PRELOADed and once through rbdlite-run with its defaults (librbdlite
+# and jemalloc preloaded), rotating in blocks, and measures client CPU per
 # I/O of the WHOLE fio process (all threads, from wait4() rusage; fio's own
 # "cpu" line counts only its job threads), with set-up and tear-down
 # removed by the slope between a short and a long time-based run of every
@@ -82,6 +83,7 @@ for n in "${names[@]}"; do pre+=(--name="$n" --rbdname="$n"); done
 "${pre[@]}" || exit 1
 
 python3 "$root/tests/bench/fio-driver.py" --lib="$lib" --pool="$pool" \
+	--wrapper="$root/build/lib/tools/rbdlite-run" \
 	--images="$(IFS=,; echo "${names[*]}")" --out="$out" --short="$short" \
 	--long="$long" --blocks="$blocks" --sweeps="$sweeps" | tee "$out/fio.txt"
 rc=${PIPESTATUS[0]}

@@ -16,7 +16,7 @@
 # N is 1, 10, 100 and 1000 (RBDLITE_IMAGES_N).  Prints both tables and
 # writes them, with an SVG chart, to bench-results/ (or $RBDLITE_BENCH_OUT):
 # images.txt, images.tsv, images.svg.  Runs on a throwaway cluster (a
-# 6 GiB memstore OSD; the images are 1 MiB each), or with
+# 6 GiB memstore OSD; the images are 4 MiB each, one object), or with
 # RBDLITE_USE_CLUSTER=1 and CEPH_CONF set on that cluster.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,7 +51,7 @@ pfx=many$$
 work=$(mktemp -d) || fail mktemp
 # shellcheck disable=SC2317  # runs from the EXIT trap
 cleanup() {
-	python3 - "$pool" "$pfx" "$max" <<'PY' >/dev/null 2>&1
+	/usr/bin/python3 - "$pool" "$pfx" "$max" <<'PY' >/dev/null 2>&1
 import rados, rbd, sys
 pool, pfx, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with rados.Rados(conffile="") as c, c.open_ioctx(pool) as io:
@@ -67,13 +67,18 @@ trap cleanup EXIT
 
 cc -O2 -Wall -o "$work/manyimg" tests/bench/manyimg.c -lrados -ldl ||
 	fail "cc tests/bench/manyimg.c"
-# The images, made by the real librbd (python3-rbd) with its defaults.
-python3 - "$pool" "$pfx" "$max" <<'PY' || fail "creating $max images"
-import rados, rbd, sys
+# The images, made and filled (so that reads hit data, not holes) by the
+# real librbd (python3-rbd) with its defaults.
+/usr/bin/python3 - "$pool" "$pfx" "$max" <<'PY' || fail "creating $max images"
+import os, rados, rbd, sys
 pool, pfx, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = os.urandom(4 << 20)
 with rados.Rados(conffile="") as c, c.open_ioctx(pool) as io:
     for i in range(n):
-        rbd.RBD().create(io, "%s-%d" % (pfx, i), 1 << 20)
+        name = "%s-%d" % (pfx, i)
+        rbd.RBD().create(io, name, 4 << 20)
+        with rbd.Image(io, name) as im:
+            im.write(data, 0)
 PY
 
 tsv=$out/images.tsv
@@ -97,17 +102,8 @@ for n in $ns; do
 		done
 	done
 done
-first=1
 for n in $ns; do
-	list=$(for ((i = 0; i < n; i++)); do printf '%s%s-%d' "${i:+,}" "$pfx" "$i"; done | sed 's/^,//')
-	if [ $first = 1 ]; then
-		# Prefill every image once (reads of holes would not read).
-		all=$(for ((i = 0; i < max; i++)); do printf ',%s-%d' "$pfx" "$i"; done | sed 's/^,//')
-		"$bench" --pool="$pool" --rw=randread --bs=4k --runtime=0.5 --blocks=1 \
-			--backends=lite --lite-lib="$lite" --spread=ios --iodepth=32 \
-			--prefill --image="$all" --quiet >/dev/null || fail "rbdlite-bench --prefill"
-		first=0
-	fi
+	list=$(for ((i = 0; i < n; i++)); do printf ',%s-%d' "$pfx" "$i"; done | sed 's/^,//')
 	echo "=== randread over $n image(s), total iodepth 32" >&2
 	"$bench" --pool="$pool" --rw=randread --bs=4k --runtime="$secs" --blocks="$blocks" \
 		--backends=lite,librbd --lite-lib="$lite" --spread=ios --iodepth=32 \

@@ -11,8 +11,7 @@
  * sizes, -ERANGE, what is written on failure) are librbd 16.2's
  * librbd.cc, errno for errno.  rbd_snap_remove2 with
  * RBD_SNAP_REMOVE_FLATTEN (also part of RBD_SNAP_REMOVE_FORCE) flattens
- * the snapshot's children first; librbdlite does not flatten images, so
- * that one call runs on the real librbd (real.h).
+ * the snapshot's children first (ops/clone.h), as librbd does.
  *
  * Threading: any thread; calls on one image are serialized where they
  * change it (ops layer).  Ownership: strings handed out are malloc'ed and
@@ -20,9 +19,9 @@
  */
 #include "config.h"
 
-#include "api/real.h"
 #include "core/internal.h"
 #include "image/state.h"
+#include "ops/clone.h"
 #include "ops/maint.h"
 #include "ops/snapinfo.h"
 #include "proto/cls_rbd.h"
@@ -48,29 +47,14 @@ RBDL_API int rbd_snap_create2(rbd_image_t image, const char *snap_name,
 	return rbdl_maint_snap_create2(img, snap_name, flags, cb, cbdata);
 }
 
-/* Snapshot::remove with RBD_SNAP_REMOVE_FLATTEN: on the real librbd. */
-static int remove2_real(struct rbdl_image *img, const char *snap_name,
-			uint32_t flags, librbd_progress_fn_t cb, void *cbdata)
-{
-	__typeof__(&rbd_snap_remove2) fn = RBDL_REAL_FN(rbd_snap_remove2);
-	rbd_image_t real;
-	int r;
-
-	if (!fn)
-		return -EOPNOTSUPP;
-	r = rbdl_real_image_open(img, "rbd_snap_remove2", &real);
-	if (r < 0)
-		return r;
-	r = fn(real, snap_name, flags, cb, cbdata);
-	rbdl_real_image_close(img, real);
-	return r;
-}
-
 /** rbd_snap_remove2: remove user snapshot snap_name; with
  * RBD_SNAP_REMOVE_UNPROTECT a protected snapshot is unprotected first
  * (-EBUSY while clone v1 children exist); a snapshot that clone v2
  * children still use moves to the trash namespace.  Other flag bits are
- * ignored, as by librbd; the callback is called only while flattening. */
+ * ignored, as by librbd.  RBD_SNAP_REMOVE_FLATTEN flattens the
+ * snapshot's children first (every child opened by id; -EBUSY for one
+ * with snapshots and no deep-flatten) and calls cb(children flattened,
+ * children) after each; the callback is called only then. */
 RBDL_API int rbd_snap_remove2(rbd_image_t image, const char *snap_name,
 			      uint32_t flags, librbd_progress_fn_t cb,
 			      void *cbdata)
@@ -81,8 +65,11 @@ RBDL_API int rbd_snap_remove2(rbd_image_t image, const char *snap_name,
 
 	if (!img || !snap_name)
 		return -EINVAL;
-	if (flags & RBD_SNAP_REMOVE_FLATTEN)
-		return remove2_real(img, snap_name, flags, cb, cbdata);
+	if (flags & RBD_SNAP_REMOVE_FLATTEN) {
+		r = rbdl_op_flatten_children(img, snap_name, cb, cbdata);
+		if (r < 0)
+			return r;
+	}
 	r = rbdl_op_snap_is_protected(img, snap_name, &prot);
 	if (r < 0)
 		return r;

@@ -89,6 +89,70 @@ static int send_notify(struct rbdl_image *img, uint32_t op, char **reply,
 	return r;
 }
 
+/*
+ * ACQUIRED_LOCK and RELEASED_LOCK, sent without waiting for the watchers'
+ * acks (librbd sends them asynchronously too): a dead watcher would
+ * otherwise hold every acquisition up for the 5 s notify timeout.
+ * lk->notifies counts those in flight; rbdl_lock_shutdown waits for them
+ * before the image's I/O context goes.
+ */
+struct anotify {
+	struct rbdl_lock *lk;
+	rados_completion_t c;
+	char *reply;
+	size_t rlen;
+};
+
+static void anotify_done(rados_completion_t c, void *arg)
+{
+	struct anotify *a = arg;
+	struct rbdl_lock *lk = a->lk;
+
+	if (a->reply)
+		rados_buffer_free(a->reply);
+	/* Safe in the callback: librados holds a reference while it runs. */
+	rados_aio_release(c);
+	free(a);
+	pthread_mutex_lock(&lk->mu);
+	if (--lk->notifies == 0)
+		pthread_cond_broadcast(&lk->cv);
+	pthread_mutex_unlock(&lk->mu);
+}
+
+static void send_notify_async(struct rbdl_image *img, uint32_t op)
+{
+	struct rbdl_lock *lk = img->lk;
+	uint8_t buf[64];
+	long n = rbdl_encode_notify(buf, sizeof(buf), op, lk->gid,
+				    img->watch_cookie, false);
+	struct anotify *a = n < 0 ? NULL : calloc(1, sizeof(*a));
+	int r = -ENOMEM;
+
+	if (a) {
+		a->lk = lk;
+		r = rados_aio_create_completion2(a, anotify_done, &a->c);
+	}
+	if (r == 0) {
+		pthread_mutex_lock(&lk->mu);
+		lk->notifies++;
+		pthread_mutex_unlock(&lk->mu);
+		r = rados_aio_notify(img->md_io, img->header_oid, a->c,
+				     (const char *)buf, (int)n,
+				     NOTIFY_TIMEOUT_MS, &a->reply, &a->rlen);
+		if (r == 0)
+			return;
+		pthread_mutex_lock(&lk->mu);
+		lk->notifies--;
+		pthread_mutex_unlock(&lk->mu);
+		rados_aio_release(a->c);
+	}
+	free(a);
+	/* Peers then learn of it by their retry timer, as after a lost
+	 * notification. */
+	rbdl_log("image %s: cannot send lock notification %u (%d)", img->name,
+		 op, r);
+}
+
 struct probe {
 	uint64_t gid, handle;
 	bool alive;
@@ -142,22 +206,25 @@ static void blocklist_owner(struct rbdl_image *img, const char *addr)
 			 buf, r);
 }
 
-static int post_acquire(struct rbdl_image *img)
+static int post_acquire(struct rbdl_image *img, bool broke)
 {
 	int r;
 
-	/* The header may have changed while we did not hold the lock.
-	 * seq_cst (includes the release maybe_refresh's acquire pairs
-	 * with). */
-	atomic_fetch_add(&img->refresh_seq, 1);
-	r = rbdl_image_refresh_slow(img);
+	/* Header changes while we did not hold the lock were notified and
+	 * made a refresh due (librbd's PostAcquireRequest refreshes only
+	 * then).  A lock broken from a dead owner may hide a change whose
+	 * notification died with it: refresh then regardless.  seq_cst
+	 * (includes the release maybe_refresh's acquire pairs with). */
+	if (broke)
+		atomic_fetch_add(&img->refresh_seq, 1);
+	r = rbdl_image_maybe_refresh(img);
 	if (r == 0 && (atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP))
 		r = rbdl_objmap_load(img, atomic_load(&img->size));
 	if (r < 0) {
 		rbdl_lockobj_unlock(img->md_io, img->header_oid, img->lk->cookie);
 		return r;
 	}
-	send_notify(img, RBDL_NOTIFY_ACQUIRED_LOCK, NULL, NULL);
+	send_notify_async(img, RBDL_NOTIFY_ACQUIRED_LOCK);
 	return 0;
 }
 
@@ -165,6 +232,7 @@ static int post_acquire(struct rbdl_image *img)
 static int do_acquire(struct rbdl_image *img)
 {
 	struct rbdl_lock *lk = img->lk;
+	bool broke = false;
 
 	for (int tries = 0; tries < 16; tries++) {
 		struct rbdl_lock_info li;
@@ -173,7 +241,7 @@ static int do_acquire(struct rbdl_image *img)
 					  lk->cookie, LOCK_TAG);
 
 		if (r == 0 || r == -EEXIST)
-			return post_acquire(img);
+			return post_acquire(img, broke);
 		if (r != -EBUSY)
 			return r;
 		r = rbdl_lockobj_info(img->md_io, img->header_oid, &li);
@@ -220,6 +288,7 @@ static int do_acquire(struct rbdl_image *img)
 		rbdl_lock_info_free(&li);
 		if (r < 0)
 			return r;
+		broke = true;
 	}
 	return -EBUSY;
 }
@@ -234,7 +303,7 @@ static void finish_release(struct rbdl_image *img)
 
 	if (r < 0 && r != -ENOENT)
 		rbdl_log("image %s: unlock failed (%d)", img->name, r);
-	send_notify(img, RBDL_NOTIFY_RELEASED_LOCK, NULL, NULL);
+	send_notify_async(img, RBDL_NOTIFY_RELEASED_LOCK);
 }
 
 static struct rbdl_lkwaiter *take_parked_locked(struct rbdl_lock *lk)
@@ -394,6 +463,7 @@ int rbdl_lock_init(struct rbdl_image *img)
 
 	atomic_init(&lk->writes, 0);
 	lk->img = img;
+	lk->notifies = 0;
 	lk->parked_head = lk->parked_tail = NULL;
 	lk->task_live = lk->stop = lk->want_release = lk->want_acquire = false;
 	lk->retry_due = 0;
@@ -434,6 +504,11 @@ void rbdl_lock_shutdown(struct rbdl_image *img)
 		rbdl_ctl_task_retire(&lk->task);
 		lock_run(img, true);
 	}
+	/* The notifications still in flight use the image's I/O context. */
+	pthread_mutex_lock(&lk->mu);
+	while (lk->notifies)
+		pthread_cond_wait(&lk->cv, &lk->mu);
+	pthread_mutex_unlock(&lk->mu);
 	atomic_store(&lk->state, RBDL_LOCK_DISABLED);
 	pthread_cond_destroy(&lk->cv);
 	pthread_mutex_destroy(&lk->mu);

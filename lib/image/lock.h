@@ -88,6 +88,7 @@ struct rbdl_lock {
 	unsigned owner_seq;		/* RELEASED/ACQUIRED_LOCK from peers */
 	unsigned request_seq;		/* owner_seq when we last asked */
 	uint64_t retry_due;		/* asked a live owner: retry at (ns) */
+	unsigned notifies;		/* lock notifications in flight */
 	struct rbdl_lkwaiter *parked_head, *parked_tail;	/* parked writes (FIFO) */
 	uint64_t gid;			/* our client id */
 	char cookie[RBDL_LOCK_COOKIE_MAX];	/* "auto <watch handle>" */

@@ -873,24 +873,45 @@ static int resolve_names(rados_t cl, struct rbdl_child_list *l)
 	return r;
 }
 
-int rbdl_op_list_descendants(struct rbdl_image *img, int max_level,
-			     struct rbdl_child_list *l)
+/* The descendants of snapshots snaps[0..n) of img, names resolved. */
+static int list_snaps(struct rbdl_image *img, const uint64_t *snaps,
+		      uint32_t n, int max_level, struct rbdl_child_list *l)
 {
 	struct lparent ip;
-	uint64_t *snaps = NULL;
-	uint32_t n;
 	char *ns;
-	int r = rbdl_image_maybe_refresh(img);
+	int r = rbdl_ioctx_namespace(img->md_io, &ns);
 
-	if (r < 0)
-		return r;
-	r = rbdl_ioctx_namespace(img->md_io, &ns);
 	if (r < 0)
 		return r;
 	ip.io = img->md_io;
 	ip.ns = ns;
 	ip.id = img->id;
 	ip.features = atomic_load(&img->features);
+	for (uint32_t i = 0; i < n && r == 0; i++)
+		r = list_spec(img->cluster, &ip, snaps[i], max_level, l);
+	free(ns);
+	if (r == 0)
+		r = resolve_names(img->cluster, l);
+	return r;
+}
+
+int rbdl_op_list_snap_children(struct rbdl_image *img, uint64_t snap_id,
+			       struct rbdl_child_list *l)
+{
+	int r = rbdl_image_maybe_refresh(img);
+
+	return r < 0 ? r : list_snaps(img, &snap_id, 1, 1, l);
+}
+
+int rbdl_op_list_descendants(struct rbdl_image *img, int max_level,
+			     struct rbdl_child_list *l)
+{
+	uint64_t *snaps = NULL;
+	uint32_t n;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
 	pthread_mutex_lock(&img->refresh_lock);
 	if (img->snap_id != RBDL_NOSNAP) {
 		n = 1;
@@ -904,15 +925,9 @@ int rbdl_op_list_descendants(struct rbdl_image *img, int max_level,
 			memcpy(snaps, img->snaps, n * sizeof(*snaps));
 	}
 	pthread_mutex_unlock(&img->refresh_lock);
-	if (!snaps) {
-		free(ns);
+	if (!snaps)
 		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < n && r == 0; i++)
-		r = list_spec(img->cluster, &ip, snaps[i], max_level, l);
+	r = list_snaps(img, snaps, n, max_level, l);
 	free(snaps);
-	free(ns);
-	if (r == 0)
-		r = resolve_names(img->cluster, l);
 	return r;
 }

@@ -55,6 +55,11 @@ struct rbdl_child_list {
 };
 void rbdl_child_list_free(struct rbdl_child_list *l);
 
+/* The direct children (clone v1 and v2, trashed ones included) of
+ * snapshot snap_id of img, as rbdl_op_list_descendants lists them. */
+int rbdl_op_list_snap_children(struct rbdl_image *img, uint64_t snap_id,
+			       struct rbdl_child_list *l);
+
 /*
  * api::Image::list_descendants of the open image (every snapshot at HEAD,
  * the open snapshot otherwise): clone v1 children from rbd_children of
@@ -75,5 +80,16 @@ int rbdl_op_list_descendants(struct rbdl_image *img, int max_level,
  * -EROFS (read-only, snapshot open), -EINVAL: no parent.
  */
 int rbdl_op_flatten(struct rbdl_image *img, rbdl_progress_fn cb, void *arg);
+
+/*
+ * librbd's Image::flatten_children, the first step of rbd_snap_remove2
+ * with RBD_SNAP_REMOVE_FLATTEN: open every child of user snapshot
+ * snap_name (none if there is no such snapshot) by id, refuse (-EBUSY) a
+ * child without deep-flatten that has snapshots, flatten it, close it,
+ * and report cb(children done, children) after each (its return value is
+ * ignored, as by librbd).  Stops at the first error.
+ */
+int rbdl_op_flatten_children(struct rbdl_image *img, const char *snap_name,
+			     rbdl_progress_fn cb, void *arg);
 
 #endif /* RBDL_OPS_CLONE_H */

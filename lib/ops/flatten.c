@@ -25,6 +25,7 @@
 #include "maint_int.h"
 
 #include "core/internal.h"
+#include "image/load.h"
 #include "image/objmap.h"
 #include "image/open.h"
 #include "image/refresh.h"
@@ -239,5 +240,65 @@ out:
 	rbdl_maint_end(img);
 	if (r == -EINVAL)
 		r = 0;	/* Operations::flatten: r < 0 && r != -EINVAL */
+	return r;
+}
+
+int rbdl_op_flatten_children(struct rbdl_image *img, const char *snap_name,
+			     rbdl_progress_fn cb, void *arg)
+{
+	struct rbdl_child_list l = { 0 };
+	uint64_t snap_id, size;
+	int r = rbdl_image_maybe_refresh(img);
+
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&img->refresh_lock);
+	r = rbdl_image_find_snap(img, snap_name, &snap_id, &size);
+	pthread_mutex_unlock(&img->refresh_lock);
+	if (r == -ENOENT)
+		return 0;	/* the removal reports it */
+	if (r < 0)
+		return r;
+	r = rbdl_op_list_snap_children(img, snap_id, &l);
+	for (size_t i = 0; r == 0 && i < l.n; i++) {
+		const struct rbdl_child *c = &l.v[i];
+		struct rbdl_handle *h;
+		rados_ioctx_t io;
+
+		r = rbdl_ioctx_dup(img->cluster, c->pool_id, c->pool_namespace,
+				   &io);
+		if (r < 0)
+			break;
+		r = rbdl_image_open(io, NULL, c->image_id, NULL, false, &h);
+		rados_ioctx_destroy(io);	/* the image has its own */
+		if (r < 0) {
+			rbdl_log("flatten children of %s@%s: cannot open %s/%s "
+				 "(%d)", img->name, snap_name, c->pool_name,
+				 c->image_name ? c->image_name : c->image_id, r);
+			break;
+		}
+		struct rbdl_image *ci = h->img;
+		bool snaps;
+
+		pthread_mutex_lock(&ci->refresh_lock);
+		snaps = ci->nsnaps > 0;
+		pthread_mutex_unlock(&ci->refresh_lock);
+		if (!(atomic_load(&ci->features) & RBD_FEATURE_DEEP_FLATTEN) &&
+		    snaps) {
+			rbdl_log("snapshot %s@%s is in use by %s/%s, which has "
+				 "snapshots and no deep-flatten", img->name,
+				 snap_name, c->pool_name, ci->name);
+			r = -EBUSY;
+		} else {
+			r = rbdl_op_flatten(ci, NULL, NULL);
+		}
+		int rc = rbdl_image_close(h);
+
+		if (r == 0)
+			r = rc;
+		if (r == 0 && cb)
+			cb(i + 1, l.n, arg);	/* librbd ignores its return */
+	}
+	rbdl_child_list_free(&l);
 	return r;
 }

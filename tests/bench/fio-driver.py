@@ -20,7 +20,9 @@
 # switches per I/O.  IOPS and latency percentiles come from the long run.
 # Backends alternate per block, lite first in odd blocks and librbd first in
 # even ones (ABBA).  fio's rbd engine runs without busy_poll (it waits on the
-# image's eventfd), at librbd's defaults (rbd cache on).
+# image's eventfd), at librbd's defaults (rbd cache on).  With --wrapper=
+# rbdlite-run a third backend, fio+run, runs fio through the wrapper with its
+# defaults (librbdlite and jemalloc preloaded), as shipped to users.
 import argparse
 import json
 import os
@@ -29,7 +31,7 @@ import subprocess
 import sys
 import time
 
-BACKENDS = ("fio+lite", "fio+librbd")
+BACKENDS = ["fio+lite", "fio+librbd"]
 
 
 def run_fio(args, env, outfile):
@@ -86,13 +88,17 @@ def cell(o, case, label):
         order = BACKENDS if blk % 2 == 0 else BACKENDS[::-1]
         for be in order:
             env = dict(base)
+            pre = []
             if be == "fio+lite":
                 env["LD_PRELOAD"] = o.lib
+            elif be == "fio+run":
+                env["RBDLITE_RUN_LIB"] = o.lib
+                pre = [o.wrapper]
             r = {}
             for kind, secs in (("short", o.short), ("long", o.long)):
                 f = os.path.join(o.out, "fio-%s-%s-b%d-%s.json"
                                  % (label, be.replace("fio+", ""), blk + 1, kind))
-                r[kind] = run_fio(fio_args(o, case, secs), env, f)
+                r[kind] = run_fio(pre + fio_args(o, case, secs), env, f)
             dios = r["long"]["ios"] - r["short"]["ios"]
             if dios <= 0:
                 raise RuntimeError("%s %s: no more I/Os in the long run" % (label, be))
@@ -129,7 +135,10 @@ def main():
     ap.add_argument("--sweeps", default="main,images,threads")
     ap.add_argument("--image-points", default="1,2,4,8,16")
     ap.add_argument("--thread-points", default="1,2,4,8")
+    ap.add_argument("--wrapper", default="")
     o = ap.parse_args()
+    if o.wrapper:
+        BACKENDS.append("fio+run")
     imgs = o.images.split(",")
     sweeps = o.sweeps.split(",")
     report = {"fio": subprocess.run(["fio", "--version"], capture_output=True,
@@ -157,11 +166,14 @@ def main():
                     lines.append("%-16s %-11s %8.0f %8.0f %8.0f %9.0f %10.1f %9.2f"
                                  % (label if i == 0 else "", be, v["iops"], v["p50"],
                                     v["p99"], v["p999"], v["cpu_med"], v["ctxsw"]))
-                r = s["fio+lite"]["cpu_med"] / s["fio+librbd"]["cpu_med"]
-                ratios.append("%-16s lite/librbd CPU per I/O %.2fx (blocks: %s)"
-                              % (label, r, " ".join(
-                                  "%.2f" % (a["cpu"] / b["cpu"]) for a, b in
-                                  zip(s["fio+lite"]["blocks"], s["fio+librbd"]["blocks"]))))
+                for be in BACKENDS:
+                    if be == "fio+librbd":
+                        continue
+                    r = s[be]["cpu_med"] / s["fio+librbd"]["cpu_med"]
+                    ratios.append("%-16s %s/librbd CPU per I/O %.2fx (blocks: %s)"
+                                  % (label, be.replace("fio+", ""), r, " ".join(
+                                      "%.2f" % (a["cpu"] / b["cpu"]) for a, b in
+                                      zip(s[be]["blocks"], s["fio+librbd"]["blocks"]))))
         lines.append("")
         lines += ratios
         lines.append("")

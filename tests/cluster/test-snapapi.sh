@@ -314,6 +314,29 @@ pair fz fz $E -16 remove s 0 remove s 3 snaps
 compare fz
 compare fzc1
 compare fzc2
+# A child without deep-flatten that has a snapshot is refused (-EBUSY)
+# before anything is flattened; once its snapshot is gone both children
+# are flattened, and the callback's return value is ignored meanwhile.
+mk fy 8M
+pair fy-setup fy write 0 $M4 13 create s 0 protect s
+for t in L R; do
+	{ c_rbd clone --rbd-default-clone-format 2 --image-feature layering \
+		"$POOL/${PFX}$t-fy@s" "$POOL/${PFX}$t-fyc" && IMAGES+=("${PFX}$t-fyc") &&
+	  c_rbd snap create "$POOL/${PFX}$t-fyc@cs" &&
+	  c_rbd clone --rbd-default-clone-format 2 "$POOL/${PFX}$t-fy@s" \
+		"$POOL/${PFX}$t-fyd" && IMAGES+=("${PFX}$t-fyd"); } \
+		>"$TMP/force2.log" 2>&1 ||
+		die "rbd clone failed: $(tail -3 "$TMP/force2.log")"
+done
+pair fy fy $E -16 remove s 3 snaps
+for t in L R; do
+	c_rbd snap rm "$POOL/${PFX}$t-fyc@cs" >"$TMP/force2.log" 2>&1 ||
+		die "rbd snap rm failed: $(tail -3 "$TMP/force2.log")"
+done
+pair fy2 fy remove s 3 1 -125 snaps
+compare fy
+compare fyc
+compare fyd
 
 # ---- group snapshot ------------------------------------------------------------
 mk grp 8M
