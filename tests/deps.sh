@@ -4,7 +4,7 @@
 # Groups (default: all of them):
 #   build    autoconf automake libtool pkg-config make gcc check
 #            libjemalloc-dev librados-dev
-#   cluster  ceph-mon ceph-osd ceph-common uuid-runtime python3 procps
+#   cluster  ceph-mon ceph-osd ceph-mgr ceph-common uuid-runtime python3 procps
 #            (tests/cluster/cluster.sh: a throwaway test cluster)
 #   judges   librbd-dev librbd1 python3-rbd fio qemu-utils qemu-block-extra
 #            (the reference librbd and its clients, to compare against)
@@ -26,7 +26,8 @@
 # Package scripts are not allowed to start services during the install
 # (a temporary /usr/sbin/policy-rc.d, unless one exists already): the test
 # clusters use their own config, ports and directories and need no system
-# Ceph daemon; --no-install-recommends also keeps ceph-mgr and friends out.
+# Ceph daemon; --no-install-recommends also keeps the manager's optional
+# modules (dashboard, ...) out.
 
 set -euo pipefail
 
@@ -34,7 +35,7 @@ PROG=${0##*/}
 
 declare -A PKG_GROUPS=(
     [build]="autoconf automake libtool pkg-config make gcc check libjemalloc-dev librados-dev"
-    [cluster]="ceph-mon ceph-osd ceph-common uuid-runtime python3 procps"
+    [cluster]="ceph-mon ceph-osd ceph-mgr ceph-common uuid-runtime python3 procps"
     [judges]="librbd-dev librbd1 python3-rbd fio qemu-utils qemu-block-extra"
     [consumers]="libvirt-daemon libvirt-daemon-driver-storage-rbd libvirt-clients tgt tgt-rbd rbd-fuse fuse3 tcmu-runner"
     [tools]="valgrind python3"

@@ -5,7 +5,8 @@
 # three times on one cluster:
 #
 #   librbd   python as installed (the real librbd): the reference
-#   preload  LD_PRELOAD=<build>/lib/.libs/librbdlite.so
+#   preload  through <build>/lib/tools/rbdlite-run with its defaults
+#            (LD_PRELOAD of jemalloc and <build>/lib/.libs/librbdlite.so)
 #   dropin   LD_LIBRARY_PATH=<build>/lib/librbd1/.libs (librbdlite's
 #            librbd.so.1 in place of the real one)
 #
@@ -80,7 +81,7 @@ rbdl_traps
 pyenv() {
     local -a e=(env -u LD_PRELOAD -u LD_LIBRARY_PATH)
     case $1 in
-    preload) e+=(LD_PRELOAD="$LIB") ;;
+    preload) e+=(RBDLITE_RUN_LIB="$LIB" "$BUILDDIR/lib/tools/rbdlite-run" env) ;;
     dropin) e+=(LD_LIBRARY_PATH="$DROPIN_DIR") ;;
     esac
     printf '%s\0' "${e[@]}"

@@ -1,0 +1,339 @@
+#!/usr/bin/env bash
+# test-faults.sh - the fault matrix: OSD, monitor and client failures under
+# a verifying write load, on librbdlite and, as the reference, on the real
+# librbd (rbd_cache=false), side by side.
+#
+# Starts a cluster of its own (cluster.sh with RBDLITE_OSDS=3: one monitor,
+# three BlueStore OSDs on sparse files, pools of size 3 / min_size 2,
+# failure detection in seconds) and ignores the shared one.  For each
+# library (lite, librbd) and image kind (default: rbd's default features;
+# layering: layering only) every row runs tests/cluster/faultio (4 KiB aio
+# writes at iodepth 8, a header and generation in every block, the
+# acknowledged generations in a state file that survives SIGKILL) while
+# the fault happens:
+#   osd-kill    kill -9 one OSD mid-run and restart it
+#   min-size    two of the three OSDs down (below min_size) for FAULT_S
+#               seconds, then back: I/O blocks and resumes
+#   mon-kill    the monitor killed with -9 and restarted on its port
+#   osd-stop    one OSD SIGSTOPped for FAULT_S seconds, then SIGCONT
+#   quota       the pool's quota reached during the writes, then lifted
+#   client-kill the writer killed with SIGKILL while it owns the lock;
+#               a librbd client, then a librbdlite one, take the lock over
+#               and write
+#   blocklist   the writer blocklisted while it owns the lock: its I/O
+#               fails (librbd's errno), rbd_is_exclusive_lock_owner says
+#               what librbd says; then librbd and librbdlite take over
+# Afterwards every writer's blocks are verified through librbdlite and
+# through the real librbd (0 acknowledged writes lost, or the row fails),
+# and object-map images must pass `rbd object-map check` with clean flags.
+# A hang is a failure: every writer runs under a time limit, and a writer
+# that hits it gets a backtrace (gdb, when installed) in the log.
+# Per row the table at the end gives, for each library: lost writes, the
+# longest I/O stall (ms) and the errors returned; rows 1-6 must return no
+# error, and in the blocklist row both libraries must return the same
+# errno and the same rbd_is_exclusive_lock_owner answer.
+#
+# RBDLITE_FAULTS_LONG=1 runs the long form (20 s faults, longer writers,
+# every row on both kinds); the default (CI) uses 8 s faults and runs the
+# rows that are not about the lock on default-feature images only.  RBDLITE_FAULTS_ROWS and
+# RBDLITE_FAULTS_KINDS select rows and kinds.  Prints "N passed, M failed"
+# last; exits non-zero on any failure.
+
+set -uo pipefail
+
+HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+
+# shellcheck source=tests/cluster/testlib.sh
+. "$HERE/testlib.sh"
+BUILDDIR=${RBDLITE_BUILDDIR:-$(cd -- "$HERE/../.." && pwd)}
+rbdl_need_cmds rbd ceph python3 timeout
+FIO=$BUILDDIR/tests/cluster/faultio
+rbdl_need_progs "$FIO"
+LITELIB=${RBDLITE_LIB:-$BUILDDIR/lib/.libs/librbdlite.so}
+REFLIB=librbd.so.1
+[[ -e $LITELIB ]] || die "librbdlite not built: $LITELIB"
+ROWS=${RBDLITE_FAULTS_ROWS:-osd-kill min-size mon-kill osd-stop quota client-kill blocklist}
+KINDS=${RBDLITE_FAULTS_KINDS:-default layering}
+# Which rows run on which image kinds: all on both in the long form; in
+# the short one (CI) the rows about the lock on both, the others on
+# default-feature images only.
+if [[ ${RBDLITE_FAULTS_LONG:-0} == 1 ]]; then
+    FAULT_S=20 PRE_S=4 WRITE_S=12 TAKE_S=6
+    LAYERING_ROWS=${ROWS}
+else
+    FAULT_S=8 PRE_S=3 WRITE_S=6 TAKE_S=3
+    LAYERING_ROWS="client-kill blocklist"
+fi
+CLUSTER=$HERE/cluster.sh
+rbdl_workdir faults
+C3=$TMP/c3
+cleanup() {
+    [[ -n ${WPID:-} ]] && kill -9 "$WPID" 2>/dev/null
+    "$CLUSTER" stop "$C3" >/dev/null 2>&1
+    rbdl_rm_workdir
+}
+rbdl_traps
+
+echo "$PROG: starting a 3-OSD cluster in $C3"
+RBDLITE_OSDS=3 "$CLUSTER" start "$C3" || die "cannot start the 3-OSD cluster"
+# shellcheck disable=SC1091
+. "$C3/env" || die "no $C3/env"
+export CEPH_CONF
+POOL=$RBDLITE_TEST_POOL
+CEPH_BIN=$(type -P ceph)
+ceph() { timeout -k 5 60 "$CEPH_BIN" "$@"; }
+cl() { "$CLUSTER" "$@" "$C3" >>"$TMP/cluster.log" 2>&1; }
+cl_n() { local c=$1; shift; "$CLUSTER" "$c" "$C3" "$@" >>"$TMP/cluster.log" 2>&1; }
+
+# lib_path LIB
+lib_path() { [[ $1 == lite ]] && echo "$LITELIB" || echo "$REFLIB"; }
+
+# writer TAG LIB IMG FIRST SECS [--stop-on-error]: faultio write in the
+# background (WPID: faultio itself, so that kill -9 kills the client),
+# output in $TMP/TAG.out, state in $TMP/TAG.state.
+writer() {
+    local tag=$1 lib=$2 img=$3 first=$4 secs=$5
+    shift 5
+    "$FIO" --lib "$(lib_path "$lib")" \
+        --pool "$POOL" --image "$img" --state "$TMP/$tag.state" write \
+        --seconds "$secs" --depth 8 --blocks 1024 --first "$first" "$@" \
+        >"$TMP/$tag.out" 2>"$TMP/$tag.err" &
+    WPID=$!
+}
+
+# wait_writer TAG SECS: wait up to SECS for WPID.  A writer still running
+# then hung: its threads' stacks go into the log, it is killed, and the
+# row fails.
+wait_writer() {
+    local tag=$1 deadline=$((SECONDS + $2)) rc
+    while kill -0 "$WPID" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.5; done
+    if kill -0 "$WPID" 2>/dev/null; then
+        echo "$tag: the writer still runs after $2 s; its stacks:" >>"$TMP/hung.log"
+        backtrace_hung "$WPID" >>"$TMP/hung.log"
+        kill -9 "$WPID"
+        wait "$WPID" 2>/dev/null
+        WPID=
+        fail "$tag: the writer finished (no hang)" "still running after $2 s"
+        show_log "$TMP/hung.log"
+        return 1
+    fi
+    wait "$WPID"
+    rc=$?
+    WPID=
+    ((rc == 0)) || { fail "$tag: writer exit $rc" "$(tail -3 "$TMP/$tag.err")"; return 1; }
+    return 0
+}
+
+# backtrace_hung PID: gdb's backtrace of every thread of PID into the log.
+backtrace_hung() {
+    command -v gdb >/dev/null || return 0
+    gdb -p "$1" -batch -ex 'thread apply all bt' 2>&1 | sed 's/^/    /' | tail -80
+}
+
+# field TAG KEY: KEY's value from the writer's key=value line.
+field() { tr ' ' '\n' <"$TMP/$1.out" | sed -n "s/^$2=//p" | head -1; }
+
+# verify TAG IMG: the writer's blocks through both libraries.
+verify() {
+    local tag=$1 img=$2 l out ok=0
+    for l in lite librbd; do
+        out=$(timeout -k 5 120 "$FIO" --lib "$(lib_path "$l")" --pool "$POOL" \
+            --image "$img" --state "$TMP/$tag.state" verify 2>>"$TMP/$tag.verify.err")
+        local rc=$?
+        echo "$l: $out" >>"$TMP/$tag.verify"
+        if ((rc != 0)); then
+            fail "$tag: verified through $l" "$out $(tail -2 "$TMP/$tag.verify.err")"
+            ok=1
+        fi
+    done
+    ((ok == 0)) && pass "$tag: no acknowledged write lost (verified through librbdlite and librbd)"
+    LOST[$tag]=$(sed -n 's/.*lost=\([0-9]*\).*/\1/p' "$TMP/$tag.verify" | sort -n | tail -1)
+    return $ok
+}
+
+# omap_ok TAG IMG KIND: object map and flags of an object-map image.
+omap_ok() {
+    [[ $3 == default ]] || return 0
+    rbdl_omap_ok "$1" "$POOL/$2" && pass "$1: object map checks clean"
+}
+
+# pool_full SECS yes|no: wait until POOL's full flag is set (yes) or gone.
+pool_full() {
+    local deadline=$((SECONDS + $1)) f
+    while ((SECONDS < deadline)); do
+        f=$(ceph osd pool ls detail 2>/dev/null | grep "'$POOL'" | grep -c full)
+        [[ $2 == yes && $f != 0 ]] && return 0
+        [[ $2 == no && $f == 0 ]] && return 0
+        sleep 0.5
+    done
+    return 1
+}
+
+# mkimg NAME KIND
+mkimg() {
+    local opt=()
+    [[ $2 == layering ]] && opt=(--image-feature layering)
+    rbd create --size 64M "${opt[@]}" "$POOL/$1" >>"$TMP/create.log" 2>&1 ||
+        die "rbd create $1 failed: $(tail -2 "$TMP/create.log")"
+}
+
+# owner_addr IMG: the address of the client that has the image open
+# (the lock owner, or the only watcher of a lock-less image).
+owner_addr() {
+    rbd status --format json "$POOL/$1" 2>/dev/null | python3 -c '
+import json, sys
+w = json.load(sys.stdin).get("watchers", [])
+print(w[0]["address"] if w else "")'
+}
+
+declare -A LOST STALL ERRS OWNER
+# errnos ERRORS: "-108:5,-110:1" -> "-108 -110" (which errnos, not how many)
+errnos() { tr ',' '\n' <<<"$1" | cut -d: -f1 | sort -u | tr '\n' ' ' | sed 's/ $//'; }
+record() {   # record ROWKEY TAG
+    STALL[$1]=$(field "$2" max_stall_ms)
+    ERRS[$1]=$(field "$2" errors)
+    OWNER[$1]="$(field "$2" owner_rc)/$(field "$2" owner)"
+}
+
+# run_row ROW LIB KIND
+run_row() {
+    local row=$1 lib=$2 kind=$3 key="$1 $3 $2"
+    local img="f-$row-$kind-$lib" tag="$row-$kind-$lib"
+    mkimg "$img" "$kind"
+    BLOCKS=0
+    case $row in
+    osd-kill)
+        writer "$tag" "$lib" "$img" 0 $((PRE_S + FAULT_S + WRITE_S))
+        sleep "$PRE_S"; cl_n osd-kill 1; sleep "$FAULT_S"; cl_n osd-start 1
+        ;;
+    min-size)
+        writer "$tag" "$lib" "$img" 0 $((PRE_S + WRITE_S))
+        sleep "$PRE_S"; cl_n osd-kill 1; cl_n osd-kill 2; sleep "$FAULT_S"
+        cl_n osd-start 1; cl_n osd-start 2
+        BLOCKS=1
+        ;;
+    mon-kill)
+        writer "$tag" "$lib" "$img" 0 $((PRE_S + FAULT_S + WRITE_S))
+        sleep "$PRE_S"; cl mon-kill; sleep "$FAULT_S"; cl mon-start
+        ;;
+    osd-stop)
+        writer "$tag" "$lib" "$img" 0 $((PRE_S + WRITE_S))
+        sleep "$PRE_S"; cl_n osd-stop 0; sleep "$FAULT_S"; cl_n osd-cont 0
+        ;;
+    quota)
+        writer "$tag" "$lib" "$img" 0 $((PRE_S + WRITE_S))
+        sleep "$PRE_S"
+        ceph osd pool set-quota "$POOL" max_bytes 1 >>"$TMP/cluster.log" 2>&1 ||
+            fail "$tag: set-quota" "ceph failed"
+        # The monitor flags the pool full once the manager's statistics
+        # show it over quota (a few seconds).
+        if pool_full 60 yes; then
+            pass "$tag: the pool is full (quota)"
+        else
+            fail "$tag: the pool is full (quota)" "no full flag after 60 s"
+        fi
+        sleep "$FAULT_S"
+        ceph osd pool set-quota "$POOL" max_bytes 0 >>"$TMP/cluster.log" 2>&1 ||
+            fail "$tag: lift the quota" "ceph failed"
+        pool_full 60 no || fail "$tag: the quota is lifted" "still full after 60 s"
+        BLOCKS=1
+        ;;
+    client-kill)
+        writer "$tag" "$lib" "$img" 0 600
+        sleep "$PRE_S"
+        kill -9 "$WPID"; wait "$WPID" 2>/dev/null; WPID=
+        echo "ios=? errors=none first_error=0 max_stall_ms=0 owner_rc=0 owner=1 (killed)" >"$TMP/$tag.out"
+        ;;
+    blocklist)
+        writer "$tag" "$lib" "$img" 0 600 --stop-on-error
+        sleep "$PRE_S"
+        BL_ADDR=$(owner_addr "$img")
+        [[ -n $BL_ADDR ]] || fail "$tag: the writer's address" "rbd status shows no watcher"
+        ceph osd blocklist add "$BL_ADDR" >>"$TMP/cluster.log" 2>&1 ||
+            fail "$tag: blocklist $BL_ADDR" "ceph failed"
+        ;;
+    esac
+    [[ -z ${WPID:-} ]] || wait_writer "$tag" $((FAULT_S + WRITE_S + 120))
+    record "$key" "$tag"
+    # Where I/O must block (below min_size, a full pool), the writer saw
+    # a stall of most of the fault's length: the fault took effect.
+    if ((BLOCKS)); then
+        local st=${STALL[$key]%.*}
+        ((${st:-0} >= FAULT_S * 500)) && pass "$tag: I/O blocked during the fault (${st} ms)" ||
+            fail "$tag: I/O blocked during the fault" "longest stall ${st:-?} ms"
+    fi
+    case $row in
+    client-kill | blocklist)
+        # Another client takes the lock over and writes: librbd, then
+        # librbdlite, each on blocks of its own.
+        local t2 first
+        for t2 in librbd lite; do
+            first=1024
+            [[ $t2 == lite ]] && first=2048
+            writer "$tag-then-$t2" "$t2" "$img" "$first" "$TAKE_S"
+            # A dead owner's watch lasts 30 s (osd_client_watch_timeout)
+            # before either library may break its lock.
+            wait_writer "$tag-then-$t2" $((TAKE_S + 120)) &&
+                [[ $(field "$tag-then-$t2" errors) == none ]] &&
+                pass "$tag: $t2 took over and wrote" ||
+                fail "$tag: $t2 took over and wrote" "$(cat "$TMP/$tag-then-$t2.out")"
+        done
+        ;;
+    esac
+    if [[ $row == blocklist && -n ${BL_ADDR:-} ]]; then
+        ceph osd blocklist rm "$BL_ADDR" >/dev/null 2>&1
+    fi
+    cl wait-clean || fail "$tag: the cluster is clean again" "$(tail -3 "$TMP/cluster.log")"
+    verify "$tag" "$img"
+    if [[ $row == client-kill || $row == blocklist ]]; then
+        verify "$tag-then-librbd" "$img"
+        verify "$tag-then-lite" "$img"
+    fi
+    omap_ok "$tag" "$img" "$kind"
+    case $row in
+    blocklist) ;;
+    *) [[ ${ERRS[$key]} == none ]] && pass "$tag: no I/O error returned" ||
+           fail "$tag: no I/O error returned" "errors ${ERRS[$key]}" ;;
+    esac
+    rbdl_remove_image "$POOL/$img" $((SECONDS + 60)) >/dev/null 2>&1
+}
+
+# kinds_of ROW: the image kinds ROW runs on.
+kinds_of() {
+    local k
+    for k in $KINDS; do
+        [[ $k == layering && " $LAYERING_ROWS " != *" $1 "* ]] || printf '%s ' "$k"
+    done
+}
+
+for row in $ROWS; do
+    for kind in $(kinds_of "$row"); do
+        for lib in lite librbd; do
+            echo "== $row, $kind image, $lib"
+            run_row "$row" "$lib" "$kind"
+        done
+        if [[ $row == blocklist ]]; then
+            k1="$row $kind lite" k2="$row $kind librbd"
+            e1=$(errnos "${ERRS[$k1]:-}") e2=$(errnos "${ERRS[$k2]:-}")
+            [[ -n $e1 && $e1 != none && $e1 == "$e2" ]] &&
+                pass "blocklist-$kind: I/O fails with librbd's errno ($e1)" ||
+                fail "blocklist-$kind: I/O fails with librbd's errno" "lite ${ERRS[$k1]:-}, librbd ${ERRS[$k2]:-}"
+            [[ ${OWNER[$k1]} == "${OWNER[$k2]}" ]] &&
+                pass "blocklist-$kind: rbd_is_exclusive_lock_owner as librbd (${OWNER[$k1]})" ||
+                fail "blocklist-$kind: rbd_is_exclusive_lock_owner as librbd" "lite ${OWNER[$k1]}, librbd ${OWNER[$k2]}"
+        fi
+    done
+done
+
+echo
+printf '%-12s %-9s | %-5s %9s %-12s | %-5s %9s %-12s\n' row image "lite" "stall ms" errors \
+    librbd "stall ms" errors
+for row in $ROWS; do
+    for kind in $(kinds_of "$row"); do
+        printf '%-12s %-9s | %-5s %9s %-12s | %-5s %9s %-12s\n' "$row" "$kind" \
+            "${LOST[$row-$kind-lite]:-?}" "${STALL[$row $kind lite]:-?}" "${ERRS[$row $kind lite]:-?}" \
+            "${LOST[$row-$kind-librbd]:-?}" "${STALL[$row $kind librbd]:-?}" "${ERRS[$row $kind librbd]:-?}"
+    done
+done
+echo "(lost: acknowledged writes lost, the larger of the two verifications)"
+rbdl_summary
