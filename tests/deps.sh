@@ -16,7 +16,7 @@
 #            (libfuse2; fuse3 brings fusermount3), tcmu-runner's rbd
 #            handler; qemu-block-extra also has the iSCSI initiator qemu-io
 #            uses against tgtd)
-#   tools    valgrind python3
+#   tools    valgrind python3 gdb (gdb: the stacks of a hung fault-test writer)
 #
 # Does nothing (and needs no network) when every package is installed.
 # Otherwise, as root: `apt-get update` once, then
@@ -38,7 +38,7 @@ declare -A PKG_GROUPS=(
     [cluster]="ceph-mon ceph-osd ceph-mgr ceph-common uuid-runtime python3 procps"
     [judges]="librbd-dev librbd1 python3-rbd fio qemu-utils qemu-block-extra"
     [consumers]="libvirt-daemon libvirt-daemon-driver-storage-rbd libvirt-clients tgt tgt-rbd rbd-fuse fuse3 tcmu-runner"
-    [tools]="valgrind python3"
+    [tools]="valgrind python3 gdb"
 )
 ALL_GROUPS=(build cluster judges consumers tools)
 
