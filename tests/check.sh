@@ -178,8 +178,18 @@ install_check_in() {	# install_check_in STAGE
 		{ echo "check failed: no librbd1/librbd.so.1 in the staged install $stage"; return 1; }
 	[ ! -e "$(dirname "$sub")/librbd.so" ] ||
 		{ echo "check failed: $(dirname "$sub")/librbd.so installed (the drop-in directory must have no development symlink)"; return 1; }
+	# By default it preloads jemalloc (the path configure found) in front
+	# of the library; --no-jemalloc, the library alone.
+	local jem
+	jem=$(sed -n "s/^jemalloc=\${RBDLITE_RUN_JEMALLOC:-'\(.*\)'}\$/\1/p" "$wrapper")
+	[ -n "$jem" ] ||
+		{ echo "check failed: $wrapper names no jemalloc"; return 1; }
 	# shellcheck disable=SC2016
-	run env RBDLITE_RUN_LIB="$libdir/librbdlite.so.0" "$wrapper" sh -c \
+	run env -u LD_PRELOAD RBDLITE_RUN_LIB="$libdir/librbdlite.so.0" "$wrapper" sh -c \
+		'[ "$LD_PRELOAD" = "$1" ] || { echo "LD_PRELOAD is \"$LD_PRELOAD\", expected \"$1\""; exit 1; }' _ \
+		"$jem $libdir/librbdlite.so.0" || return 1
+	# shellcheck disable=SC2016
+	run env -u LD_PRELOAD RBDLITE_RUN_LIB="$libdir/librbdlite.so.0" "$wrapper" --no-jemalloc sh -c \
 		'[ "$LD_PRELOAD" = "$1" ] || { echo "LD_PRELOAD is \"$LD_PRELOAD\", expected \"$1\""; exit 1; }' _ \
 		"$libdir/librbdlite.so.0" || return 1
 	run env RBDLITE_RUN_LIB="$libdir/librbdlite.so.0" "$wrapper" fio --version || return 1
