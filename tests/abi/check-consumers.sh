@@ -349,7 +349,7 @@ W() { env -u LD_PRELOAD ${san_pre:+LD_PRELOAD="$san_pre"} RBDLITE_RUN_LIB="$lite
 # already owns malloc.
 jem=$(sed -n "s/^jemalloc=\${RBDLITE_RUN_JEMALLOC:-'\(.*\)'}\$/\1/p" "$wrapper")
 [ -n "$jem" ] && [ -f "$jem" ] || bad "wrapper: no configured jemalloc path ('$jem')"
-default_pre=${san_pre:+$san_pre }${san_pre:-$jem }$lite
+if [ -n "$san_pre" ]; then default_pre="$san_pre $lite"; else default_pre="$jem $lite"; fi
 out=$(W sh -c 'printf %s "$LD_PRELOAD"' 2>&1)
 [ "$out" = "$default_pre" ] && ok "wrapper adds jemalloc and the library to LD_PRELOAD" ||
 	bad "wrapper: LD_PRELOAD='$out', expected '$default_pre'"
