@@ -14,7 +14,8 @@
  * real handle of the same image (real.h: RBDL_FORWARD_IMAGE), and our
  * image is refreshed afterwards; image options are copied into a real
  * options object.  The asynchronous mirroring calls run the synchronous
- * call on a short-lived thread and complete the caller's completion.
+ * call on the control context's callback lane (core/ctl.h) and complete
+ * the caller's completion.
  * Without a loadable real librbd every call here returns -EOPNOTSUPP
  * (void ones do nothing) after a one-line diagnostic.  A NULL I/O context
  * or pool-stats object is refused with -EINVAL before forwarding (the real
@@ -633,9 +634,9 @@ RBDL_API int rbd_mirror_image_get_instance_id(rbd_image_t image,
 /* ---- asynchronous mirroring of one image ------------------------------------ */
 
 /*
- * One asynchronous mirroring call: the synchronous real call on a
- * short-lived thread (rare calls; no thread of ours waits for them), then
- * the caller's completion.  rbd_close of the image waits for the armed
+ * One asynchronous mirroring call: the synchronous real call as a
+ * one-shot job on the control context's callback lane (rare calls; the
+ * internal lane never waits for them), then the caller's completion.  rbd_close of the image waits for the armed
  * completion, so img stays valid until rbdl_comp_complete().
  */
 enum mirror_aio_op {
