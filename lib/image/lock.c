@@ -989,11 +989,8 @@ void rbdl_lock_feature_off(struct rbdl_image *img)
 	pthread_mutex_unlock(&lk->mu);
 	if (live)
 		rbdl_ctl_task_retire(&lk->task);
-	if (held) {
-		rbdl_objmap_unload(img);
-		rbdl_lockobj_unlock(img->md_io, img->header_oid, lk->cookie);
-		send_notify(img, RBDL_NOTIFY_RELEASED_LOCK, NULL, NULL);
-	}
+	if (held)
+		finish_release(img);	/* writes were drained by the caller */
 	resume_all(w, 0);
 }
 
