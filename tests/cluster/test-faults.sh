@@ -173,14 +173,13 @@ pool_full() {
 mkimg() {
     local opt=()
     [[ $2 == layering ]] && opt=(--image-feature layering)
-    rbd create --size 64M "${opt[@]}" "$POOL/$1" >>"$TMP/create.log" 2>&1 ||
-        die "rbd create $1 failed: $(tail -2 "$TMP/create.log")"
+    rbdl_mkimage "$1" 64M "${opt[@]}"
 }
 
 # owner_addr IMG: the address of the client that has the image open
 # (the lock owner, or the only watcher of a lock-less image).
 owner_addr() {
-    rbd status --format json "$POOL/$1" 2>/dev/null | python3 -c '
+    c_rbd status --format json "$POOL/$1" 2>/dev/null | python3 -c '
 import json, sys
 w = json.load(sys.stdin).get("watchers", [])
 print(w[0]["address"] if w else "")'
