@@ -464,6 +464,7 @@ int rbdl_lock_init(struct rbdl_image *img)
 	atomic_init(&lk->writes, 0);
 	lk->img = img;
 	lk->notifies = 0;
+	atomic_store_explicit(&lk->blocklisted, false, memory_order_relaxed);
 	lk->parked_head = lk->parked_tail = NULL;
 	lk->task_live = lk->stop = lk->want_release = lk->want_acquire = false;
 	lk->retry_due = 0;
@@ -729,6 +730,9 @@ int rbdl_lock_check_owner(struct rbdl_image *img, int *is_owner)
 	*is_owner = 0;
 	if (!rbdl_lock_is_owner(img))
 		return 0;
+	/* Relaxed: a flag with nothing published through it. */
+	if (atomic_load_explicit(&img->lk->blocklisted, memory_order_relaxed))
+		return -ESHUTDOWN;
 	rbdl_lock_cookie(img, cookie, sizeof(cookie));
 	n = rbdl_encode_lock_assert(in, sizeof(in), LOCK_NAME,
 				    RBDL_LOCK_EXCLUSIVE, cookie, LOCK_TAG);
@@ -746,6 +750,13 @@ int rbdl_lock_check_owner(struct rbdl_image *img, int *is_owner)
 		return r;
 	*is_owner = 1;
 	return 0;
+}
+
+void rbdl_lock_note_blocklisted(struct rbdl_image *img)
+{
+	if (img->lk)
+		atomic_store_explicit(&img->lk->blocklisted, true,
+				      memory_order_relaxed);
 }
 
 int rbdl_lock_maint_begin(struct rbdl_image *img)

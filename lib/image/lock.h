@@ -89,6 +89,7 @@ struct rbdl_lock {
 	unsigned request_seq;		/* owner_seq when we last asked */
 	uint64_t retry_due;		/* asked a live owner: retry at (ns) */
 	unsigned notifies;		/* lock notifications in flight */
+	atomic_bool blocklisted;	/* a write under the lock got -ESHUTDOWN */
 	struct rbdl_lkwaiter *parked_head, *parked_tail;	/* parked writes (FIFO) */
 	uint64_t gid;			/* our client id */
 	char cookie[RBDL_LOCK_COOKIE_MAX];	/* "auto <watch handle>" */
@@ -125,6 +126,10 @@ bool rbdl_lock_is_owner(struct rbdl_image *img);
  * with the OSD (lock.assert_locked) as librbd does.  0, or the OSD's
  * error: -ESHUTDOWN when this client was blocklisted. */
 int rbdl_lock_check_owner(struct rbdl_image *img, int *is_owner);
+/* A write under the lock failed with -ESHUTDOWN (this client is
+ * blocklisted): from now on rbdl_lock_check_owner says so, as librbd
+ * does, even before every OSD has the new map. */
+void rbdl_lock_note_blocklisted(struct rbdl_image *img);
 
 /*
  * rbd_lock_get_owners / rbd_lock_break: the owner is the locker's address

@@ -81,6 +81,8 @@ static void req_finish(struct rbdl_req *req, bool from_submitter)
 						   memory_order_relaxed);
 
 	req_free(req);
+	if (held && rval == -ESHUTDOWN)
+		rbdl_lock_note_blocklisted(img);
 	if (held)
 		rbdl_lock_write_end(img);
 	/* Keep the image alive across completion and flush bookkeeping (the
