@@ -110,8 +110,10 @@ static int snap_protected(rados_ioctx_t io, const char *oid, uint64_t snap_id,
 	return 0;
 }
 
-/* Open (in librbd's terms) image id of io at the user snapshot snap_name. */
-static int parent_open(struct parent_snap *p, const char *snap_name)
+/* Open (in librbd's terms) image id of io at the user snapshot snap_name,
+ * or (snap_name NULL) at snapshot snap_id of any namespace. */
+static int parent_open(struct parent_snap *p, const char *snap_name,
+		       uint64_t snap_id)
 {
 	struct rbdl_snap_info si;
 	int r;
@@ -122,13 +124,16 @@ static int parent_open(struct parent_snap *p, const char *snap_name)
 		return r;
 	if (p->h.incompat & ~(uint64_t)RBD_FEATURES_ALL)
 		return -ENOSYS;
-	if (!snap_name[0]) {
+	if (snap_name ? !snap_name[0] : snap_id == RBDL_NOSNAP) {
 		/* "" opens HEAD, which validate_parent refuses */
 		p->snap_id = RBDL_NOSNAP;
 		return 0;
 	}
-	r = rbdl_find_user_snap(p->io, p->oid, p->h.snaps, p->h.nsnaps,
-				snap_name, &si);
+	if (snap_name)
+		r = rbdl_find_user_snap(p->io, p->oid, p->h.snaps, p->h.nsnaps,
+					snap_name, &si);
+	else
+		r = rbdl_read_snapshot_info(p->io, p->oid, snap_id, &si);
 	if (r < 0)
 		return r;
 	p->snap_id = si.id;
@@ -309,51 +314,22 @@ static int clone_format(const struct rbdl_opts *o, const struct rbdl_conf *cf,
 	return 0;
 }
 
-int rbdl_op_clone(rados_ioctx_t p_io, const char *p_name, const char *p_snap,
-		  rados_ioctx_t c_io, const char *c_name,
-		  const struct rbdl_opts *opts)
+/* CloneRequest from parent p (io, ns and id set; freed here) at user
+ * snapshot p_snap, or (p_snap NULL) at snapshot p_snap_id. */
+static int clone_from(struct parent_snap *p_, const char *p_snap,
+		      uint64_t p_snap_id, rados_ioctx_t c_io,
+		      const char *c_name, const struct rbdl_opts *opts)
 {
-	struct parent_snap p;
+	struct parent_snap p = *p_;
 	struct rbdl_opts o;
 	struct rbdl_conf cf;
 	char cid[32], coid[RBDL_OID_MAX], oid[RBDL_OID_MAX];
-	char *cns = NULL, *out;
+	char *cns = NULL;
 	uint64_t v, format = 0, features = 0, fmt;
 	bool use_p_features = true, disabled, prot = false;
 	rados_ioctx_t cio = NULL;
-	size_t outlen;
 	int r;
 
-	if (!p_io || !p_name || !c_io || !c_name || !opts)
-		return -EINVAL;
-	if (!p_snap)
-		return -EINVAL;
-	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FLATTEN, &v) == 0)
-		return -EINVAL;
-	if (strlen(p_name) > RBDL_NAME_MAX || strlen(c_name) > RBDL_NAME_MAX)
-		return -ENAMETOOLONG;
-
-	memset(&p, 0, sizeof(p));
-	r = rbdl_ioctx_clone(p_io, &p.io, &p.ns);
-	if (r < 0)
-		return r;
-	{
-		uint8_t in[RBDL_OID_MAX];
-		long n = rbdl_encode_string(in, sizeof(in), p_name);
-
-		r = n < 0 ? (int)n
-			  : rbdl_cls_read(p.io, RBDL_OID_DIRECTORY, "rbd",
-					  "dir_get_id", in, (size_t)n, &out,
-					  &outlen);
-		if (r == 0) {
-			r = rbdl_decode_string(out, outlen, &p.id);
-			rados_buffer_free(out);
-		}
-		if (r < 0) {
-			parent_snap_free(&p);
-			return r;
-		}
-	}
 	r = rbdl_ioctx_clone(c_io, &cio, &cns);
 	if (r < 0) {
 		parent_snap_free(&p);
@@ -388,7 +364,7 @@ int rbdl_op_clone(rados_ioctx_t p_io, const char *p_name, const char *p_snap,
 	}
 
 	/* open_parent, validate_parent */
-	r = parent_open(&p, p_snap);
+	r = parent_open(&p, p_snap, p_snap_id);
 	if (r < 0)
 		goto out;
 	r = parent_ops_disabled(&p, &disabled);
@@ -461,6 +437,72 @@ out_conf:
 	free(cns);
 	parent_snap_free(&p);
 	return r;
+}
+
+int rbdl_op_clone(rados_ioctx_t p_io, const char *p_name, const char *p_snap,
+		  rados_ioctx_t c_io, const char *c_name,
+		  const struct rbdl_opts *opts)
+{
+	struct parent_snap p;
+	char *out;
+	size_t outlen;
+	uint64_t v;
+	int r;
+
+	if (!p_io || !p_name || !c_io || !c_name || !opts)
+		return -EINVAL;
+	if (!p_snap)
+		return -EINVAL;
+	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FLATTEN, &v) == 0)
+		return -EINVAL;
+	if (strlen(p_name) > RBDL_NAME_MAX || strlen(c_name) > RBDL_NAME_MAX)
+		return -ENAMETOOLONG;
+
+	memset(&p, 0, sizeof(p));
+	r = rbdl_ioctx_clone(p_io, &p.io, &p.ns);
+	if (r < 0)
+		return r;
+	{
+		uint8_t in[RBDL_OID_MAX];
+		long n = rbdl_encode_string(in, sizeof(in), p_name);
+
+		r = n < 0 ? (int)n
+			  : rbdl_cls_read(p.io, RBDL_OID_DIRECTORY, "rbd",
+					  "dir_get_id", in, (size_t)n, &out,
+					  &outlen);
+		if (r == 0) {
+			r = rbdl_decode_string(out, outlen, &p.id);
+			rados_buffer_free(out);
+		}
+		if (r < 0) {
+			parent_snap_free(&p);
+			return r;
+		}
+	}
+	return clone_from(&p, p_snap, 0, c_io, c_name, opts);
+}
+
+int rbdl_op_clone_id(rados_ioctx_t p_io, const char *p_id, uint64_t p_snap_id,
+		     rados_ioctx_t c_io, const char *c_name,
+		     const struct rbdl_opts *opts)
+{
+	struct parent_snap p;
+	int r;
+
+	if (!p_io || !p_id || !c_io || !c_name || !opts)
+		return -EINVAL;
+	if (strlen(c_name) > RBDL_NAME_MAX)
+		return -ENAMETOOLONG;
+	memset(&p, 0, sizeof(p));
+	r = rbdl_ioctx_clone(p_io, &p.io, &p.ns);
+	if (r < 0)
+		return r;
+	p.id = strdup(p_id);
+	if (!p.id) {
+		parent_snap_free(&p);
+		return -ENOMEM;
+	}
+	return clone_from(&p, NULL, p_snap_id, c_io, c_name, opts);
 }
 
 /* ---- children and descendants ------------------------------------------------ */

@@ -34,6 +34,13 @@ int rbdl_op_clone(rados_ioctx_t p_io, const char *p_name, const char *p_snap,
 		  rados_ioctx_t c_io, const char *c_name,
 		  const struct rbdl_opts *opts);
 
+/* The same from parent image p_id of p_io (its pool and namespace) at
+ * snapshot p_snap_id of any namespace, as deep copy's CloneRequest makes
+ * a clone of a clone's parent (the flatten option is not looked at). */
+int rbdl_op_clone_id(rados_ioctx_t p_io, const char *p_id, uint64_t p_snap_id,
+		     rados_ioctx_t c_io, const char *c_name,
+		     const struct rbdl_opts *opts);
+
 /* deep_copy::MetadataCopyRequest: every image metadata key of header
  * soid (in sio) set on header doid (in dio), 128 keys at a time. */
 int rbdl_op_copy_metadata(rados_ioctx_t sio, const char *soid,
