@@ -1,9 +1,10 @@
 /*
  * rbd_delegated.c - the rbd_* functions librbdlite forwards to the real
  * librbd: the pool-level long tail (trash, migration, mirroring, groups,
- * namespaces, pool metadata, pool statistics, configuration lists) and the
- * image-level calls of those families (mirroring of one image, migration
- * source spec, configuration of one image).
+ * namespaces, pool metadata, pool statistics, the pool's configuration
+ * list) and the image-level calls of those families (mirroring of one
+ * image, migration source spec).  The image's configuration list is
+ * native (api/rbd_info.c).
  *
  * Why forwarded: none of these is on the data path or touches state of an
  * open librbdlite image that the real librbd cannot see for itself; librbd
@@ -1051,19 +1052,6 @@ RBDL_API void rbd_config_pool_list_cleanup(rbd_config_option_t *options,
 					   int max_options)
 {
 	RBDL_FORWARD_VOID(rbd_config_pool_list_cleanup, options, max_options);
-}
-
-RBDL_API int rbd_config_image_list(rbd_image_t image,
-				   rbd_config_option_t *options,
-				   int *max_options)
-{
-	RBDL_FORWARD_IMAGE(rbd_config_image_list, image, options, max_options);
-}
-
-RBDL_API void rbd_config_image_list_cleanup(rbd_config_option_t *options,
-					    int max_options)
-{
-	RBDL_FORWARD_VOID(rbd_config_image_list_cleanup, options, max_options);
 }
 
 /* ---- deep copy --------------------------------------------------------------- */

@@ -1,13 +1,14 @@
 /*
  * rbd_info.c - the exported image information calls (name, format,
  * timestamps, operation features, group), metadata listing and removal,
- * rename, resize and removal with progress, the advisory rbd_lock calls,
- * the read and diff walks, and the asynchronous open and close.
+ * the image's configuration list, rename, resize and removal with
+ * progress, the advisory rbd_lock calls, the read and diff walks, and the
+ * asynchronous open and close.
  *
  * Each entry point checks its arguments (a NULL or closed handle, NULL
  * outputs: -EINVAL, where librbd would crash), applies librbd 16.2's
- * buffer-size protocol and hands off to ops/info.h, ops/maint.h,
- * ops/pool.h or image/open.h.  Nothing here calls another exported rbd_*
+ * buffer-size protocol and hands off to ops/info.h, ops/config_list.h,
+ * ops/maint.h, ops/pool.h or image/open.h.  Nothing here calls another exported rbd_*
  * function (under LD_PRELOAD it could bind to the real librbd).
  *
  * Threading: every call but the aio ones is synchronous on the caller's
@@ -17,8 +18,8 @@
  * image exists yet, or any more, to deliver through).  The completion is
  * armed before the thread starts, so it is PENDING when the call returns.
  *
- * Ownership: strings handed out (rbd_get_group's name) are malloc'ed for
- * the caller's cleanup call.  An aio open works on a private duplicate of
+ * Ownership: strings handed out (rbd_get_group's name, the configuration
+ * list's names and values) are malloc'ed for the caller's cleanup call.  An aio open works on a private duplicate of
  * the caller's I/O context and copies of its strings, made before the call
  * returns, as librbd's ImageCtx does.
  */
@@ -37,6 +38,7 @@
 #include "image/open.h"
 #include "image/refresh.h"
 #include "image/state.h"
+#include "ops/config_list.h"
 #include "ops/diff.h"
 #include "ops/info.h"
 #include "ops/maint.h"
@@ -212,6 +214,57 @@ RBDL_API int rbd_metadata_remove(rbd_image_t image, const char *key)
 	if (!key)
 		return -EINVAL;
 	return rbdl_info_metadata_remove(img, key);
+}
+
+/* ---- configuration list ------------------------------------------------------ */
+
+/*
+ * The rbd_* options an image can override, in name order, each with the
+ * value in effect and where it came from (RBD_CONFIG_SOURCE_CONFIG: the
+ * client configuration; _POOL: `rbd config pool set`; _IMAGE: `rbd config
+ * image set`), as librbd 16.2's Config<>::list.  *max_options smaller
+ * than the count: -ERANGE with *max_options set to the count (options
+ * untouched, may be NULL); else the entries, *max_options set to the
+ * count, names and values malloc'ed for rbd_config_image_list_cleanup.
+ */
+RBDL_API int rbd_config_image_list(rbd_image_t image,
+				   rbd_config_option_t *options,
+				   int *max_options)
+{
+	rbd_config_option_t *v;
+	size_t n;
+
+	GET_IMAGE(img, image);
+	if (!max_options)
+		return -EINVAL;
+	int r = rbdl_config_image_list(img, &v, &n);
+
+	if (r < 0)
+		return r;
+	if (*max_options < (int)n) {
+		*max_options = (int)n;
+		rbdl_config_list_free(v, n);
+		return -ERANGE;
+	}
+	if (n && !options) {
+		rbdl_config_list_free(v, n);
+		return -EINVAL;
+	}
+	if (n)
+		memcpy(options, v, n * sizeof(*v));
+	free(v);	/* the strings are the caller's now */
+	*max_options = (int)n;
+	return 0;
+}
+
+/* Free the names and values of the first max_options entries. */
+RBDL_API void rbd_config_image_list_cleanup(rbd_config_option_t *options,
+					    int max_options)
+{
+	for (int i = 0; options && i < max_options; i++) {
+		free(options[i].name);
+		free(options[i].value);
+	}
 }
 
 /* ---- rename, resize and remove with progress --------------------------------- */

@@ -1,6 +1,9 @@
 /*
  * delegate.c - the forwarded (delegated) calls, driven the same way
  * through librbdlite and through the real librbd (test-delegate.sh).
+ * Beside the forwarded rbd_config_pool_list it drives the native
+ * rbd_config_image_list, which must answer as the real librbd in every
+ * way of loading librbdlite (no forwarding involved).
  *
  * Built twice: delegate-lite (our headers, linked with librbdlite) and
  * delegate-librbd (the system's headers and librbd).  The script runs
@@ -273,19 +276,39 @@ int main(int argc, char **argv)
 		}
 		r = rbd_metadata_set(img, "conf_rbd_cache", "false");
 		SHOW("metadata_set %d", r);
+		/* Native in librbdlite: the count (-ERANGE below it), the
+		 * image override's value and source, as the real librbd's. */
+		n = 1;
+		r = rbd_config_image_list(img, opts, &n);
+		SHOW("config_image_list(max=1) %d n=%d", r, n);
 		n = 256;
 		r = rbd_config_image_list(img, opts, &n);
 		{
+			const char *val = "(none)";
 			int src = -1;
 
 			for (int i = 0; r >= 0 && i < n; i++)
-				if (!strcmp(opts[i].name, "rbd_cache"))
+				if (!strcmp(opts[i].name, "rbd_cache")) {
+					val = opts[i].value;
 					src = (int)opts[i].source;
-			SHOW("config_image_list %d rbd_cache source=%d", r, src);
+				}
+			SHOW("config_image_list %d n=%d rbd_cache=%s source=%d",
+			     r, n, val, src);
 		}
 		if (r >= 0)
 			rbd_config_image_list_cleanup(opts, n);
 		rbd_close(img);
+		/* The real librbd crashes on NULL and closed handles;
+		 * librbdlite must refuse them (a line only on failure). */
+		if (is_lite) {
+			n = 256;
+			r = rbd_config_image_list(NULL, opts, &n);
+			if (r != -EINVAL)
+				SHOW("BAD: config_image_list(NULL) %d", r);
+			r = rbd_config_image_list(img, opts, &n);
+			if (r != -EINVAL)
+				SHOW("BAD: config_image_list(closed) %d", r);
+		}
 		rbd_remove(io, nm("cfg"));
 	}
 

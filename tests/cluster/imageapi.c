@@ -17,6 +17,10 @@
  *              rbd_get_op_features, rbd_get_group (bad size too)
  *   meta SNAP  rbd_metadata_list (sizes, start, max), _remove (missing
  *              keys; read-only and snapshot opens)
+ *   config     rbd_config_image_list: the buffer-size protocol (max 0,
+ *              negative, count - 1, count), every (name, value, source)
+ *              on a read-write and a read-only open, rbd_cache after an
+ *              image override set and removed through the handle
  *   locks      advisory locks: lock twice, wrong cookies, shared tags,
  *              rbd_list_lockers with small buffers; a second process
  *              (this program, mode holder) takes a lock which is then
@@ -341,6 +345,88 @@ static void do_meta(const char *snap)
 	printf("metadata_remove delta r=%d\n", rbd_metadata_remove(im, "delta"));
 	print_meta(im, "", 0);
 	rbd_close(im);
+}
+
+/* ---- configuration list ------------------------------------------------------ */
+
+#define MAX_OPTS 512
+
+/* rbd_config_image_list with max_options = max (options unused when it
+ * is too small); the count, or -1. */
+static int config_probe(const char *label, rbd_image_t im, int max)
+{
+	static rbd_config_option_t opts[MAX_OPTS];
+	int n = max, r = rbd_config_image_list(im, opts, &n);
+
+	printf("%s config_image_list(max=%d) r=%d n=%d\n", label, max, r, n);
+	if (r == 0)
+		rbd_config_image_list_cleanup(opts, n);
+	return r == 0 || r == -ERANGE ? n : -1;
+}
+
+/* Every option as "LABEL NAME=VALUE source=S", or only the one named. */
+static void config_print(const char *label, rbd_image_t im, const char *only)
+{
+	static rbd_config_option_t opts[MAX_OPTS];
+	int n = MAX_OPTS, r = rbd_config_image_list(im, opts, &n);
+
+	if (!only)
+		printf("%s config_image_list(max=%d) r=%d n=%d\n", label,
+		       MAX_OPTS, r, n);
+	for (int i = 0; r == 0 && i < n; i++) {
+		if (only && strcmp(opts[i].name, only))
+			continue;
+		printf("%s %s=%s source=%d\n", label, opts[i].name,
+		       opts[i].value, (int)opts[i].source);
+	}
+	if (r == 0)
+		rbd_config_image_list_cleanup(opts, n);
+	else if (only)
+		printf("%s config_image_list r=%d\n", label, r);
+}
+
+static void do_config(void)
+{
+	rbd_image_t im = open_img(img_name, NULL, false), ro;
+	int count;
+
+	/* -ERANGE with the count whenever max_options is smaller. */
+	count = config_probe("rw", im, 0);
+	config_probe("rw", im, -1);
+	if (count > 0) {
+		config_probe("rw", im, count - 1);
+		config_probe("rw", im, count);
+	}
+	config_print("rw", im, NULL);
+	/* An image override through the handle shows at once, its removal
+	 * uncovers the pool's (or the client's) value again. */
+	printf("metadata_set conf_rbd_cache r=%d\n",
+	       rbd_metadata_set(im, "conf_rbd_cache", "true"));
+	config_print("set", im, "rbd_cache");
+	printf("metadata_remove conf_rbd_cache r=%d\n",
+	       rbd_metadata_remove(im, "conf_rbd_cache"));
+	config_print("removed", im, "rbd_cache");
+	ro = open_img(img_name, NULL, true);
+	config_print("ro", ro, NULL);
+	rbd_close(ro);
+	rbd_close(im);
+
+#ifdef LITE
+	/* librbd dereferences these; librbdlite refuses them. */
+	rbd_config_option_t opts[4];
+	int n = 4;
+
+	printf("lite-only config_image_list(NULL) r=%d\n",
+	       rbd_config_image_list(NULL, opts, &n));
+	printf("lite-only config_image_list(closed) r=%d\n",
+	       rbd_config_image_list(im, opts, &n));
+	printf("lite-only config_image_list(closed, NULL options) r=%d\n",
+	       rbd_config_image_list(ro, NULL, &n));
+	im = open_img(img_name, NULL, true);
+	printf("lite-only config_image_list(NULL max_options) r=%d\n",
+	       rbd_config_image_list(im, opts, NULL));
+	rbd_close(im);
+#endif
 }
 
 /* ---- advisory locks ---------------------------------------------------------------- */
@@ -1022,6 +1108,8 @@ int main(int argc, char **argv)
 		do_info();
 	else if (!strcmp(m, "meta"))
 		do_meta(arg);
+	else if (!strcmp(m, "config"))
+		do_config();
 	else if (!strcmp(m, "locks"))
 		do_locks();
 	else if (!strcmp(m, "holder"))

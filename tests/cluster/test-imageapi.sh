@@ -9,17 +9,26 @@
 # of a parent with data, each with a snapshot, so that shrinks copy up
 # first) twin images are made, one driven by imageapi-lite (librbdlite),
 # the other by imageapi-librbd (librbd), with the same modes of
-# tests/cluster/imageapi.c (seed, info, meta, locks with a second process
-# whose lock is broken and the managed lock taken by a write, keeplocks,
-# iterate, resize, aio, rename, cancelshrink, remove, remove2).  Every mode's
-# output (return values, lengths the buffer-size protocol reports, names
+# tests/cluster/imageapi.c (seed, info, meta, config, locks with a second
+# process whose lock is broken and the managed lock taken by a write,
+# keeplocks, iterate, resize, aio, rename, cancelshrink, remove, remove2).
+# Every mode's output (return values, lengths the buffer-size protocol
+# reports, every (name, value, source) of rbd_config_image_list, names
 # with the image's own name masked, locker lists with clients as
 # self/other, progress callbacks counted with their first and last
 # arguments, cancellations, read checksums, diff extents, completion
 # values) must be equal line for line; timestamps are checked for
 # plausibility in the program (recent, create <= access and modify).  The
 # lite build also checks its NULL- and closed-handle calls ("lite-only"
-# lines, all -EINVAL; librbd would crash).  Then the rbd CLI judges both
+# lines, all -EINVAL; librbd would crash).  The config mode runs with
+# pool overrides (`rbd config pool set`: rbd_cache false, a non-default
+# rbd_mtime_update_interval, an rbd_atime_update_interval the image
+# overrides again) and image overrides (`rbd config image set`:
+# rbd_readahead_max_bytes 0, rbd_atime_update_interval), plus "conf_"
+# keys written raw (`rbd image-meta set` refuses them) that must not be
+# listed: an unknown option (image and pool) and rbd_default_order (not
+# an image option); all are removed right after it (the pool's also by
+# the cleanup).  Then the rbd CLI judges both
 # twins alike:
 #   - `rbd image-meta list` after the metadata calls;
 #   - `rbd lock ls` after the lock calls (none left) and after keeplocks
@@ -62,6 +71,7 @@ GROUP=imgapi-grp$$
 # shellcheck disable=SC2317 # runs from the EXIT trap
 cleanup() {
     rbdl_kill_bg
+    pool_conf rm
     c_rbd group rm "$POOL/$GROUP" >/dev/null 2>&1
     rbdl_remove_images 90 "$POOL/"
     rbdl_rm_workdir
@@ -69,6 +79,49 @@ cleanup() {
 rbdl_traps
 
 prog_of() { [[ $1 == lite ]] && echo "$LITE" || echo "$REF"; }
+
+# pool_conf set|rm: the pool overrides of the config mode, and a raw
+# "conf_" key of an unknown option in the pool's rbd_info (rm: only if
+# set, errors ignored; the cleanup runs it too).
+POOL_CONF=(rbd_cache=false rbd_mtime_update_interval=120 rbd_atime_update_interval=90)
+RAW_UNKNOWN=metadata_conf_rbd_nosuch_option
+POOL_CONF_SET=0
+pool_conf() {
+    local kv
+    if [[ $1 == set ]]; then
+        POOL_CONF_SET=1
+        for kv in "${POOL_CONF[@]}"; do
+            c_rbd config pool set "$POOL" "${kv%%=*}" "${kv#*=}" || return 1
+        done
+        rados -p "$POOL" setomapval rbd_info "$RAW_UNKNOWN" x
+    elif ((POOL_CONF_SET)); then
+        for kv in "${POOL_CONF[@]}"; do
+            c_rbd config pool rm "$POOL" "${kv%%=*}" >/dev/null 2>&1
+        done
+        rados -p "$POOL" rmomapkey rbd_info "$RAW_UNKNOWN" >/dev/null 2>&1
+        POOL_CONF_SET=0
+    fi
+}
+
+# image_conf set|rm IMAGE: the image overrides of the config mode, and
+# raw "conf_" keys librbd does not list for an image (an unknown option,
+# rbd_default_order) in its header.
+image_conf() {
+    local id
+    id=$(c_rbd info --format json "$POOL/$2" |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])') || return 1
+    if [[ $1 == set ]]; then
+        c_rbd config image set "$POOL/$2" rbd_readahead_max_bytes 0 &&
+            c_rbd config image set "$POOL/$2" rbd_atime_update_interval 30 &&
+            rados -p "$POOL" setomapval "rbd_header.$id" "$RAW_UNKNOWN" x &&
+            rados -p "$POOL" setomapval "rbd_header.$id" metadata_conf_rbd_default_order 20
+    else
+        c_rbd config image rm "$POOL/$2" rbd_readahead_max_bytes
+        c_rbd config image rm "$POOL/$2" rbd_atime_update_interval
+        rados -p "$POOL" rmomapkey "rbd_header.$id" "$RAW_UNKNOWN"
+        rados -p "$POOL" rmomapkey "rbd_header.$id" metadata_conf_rbd_default_order
+    fi
+}
 
 # run SET SIDE MODE IMAGE [ARG]: output in $TMP/SET.MODE.SIDE
 run() {
@@ -265,6 +318,46 @@ for set in ${RBDLITE_IMAGEAPI_SETS:-def lay str cln}; do
         image-meta list --format json "$POOL/$R"
     expect "$set: metadata left as removed" "$TMP/cli.lite" '"alpha": ?"1".*"gamma"'
     for i in "$L" "$R"; do c_rbd snap rm "$POOL/$i@s1" >/dev/null 2>&1; done
+
+    # rbd_config_image_list over the client's, the pool's and the image's
+    # settings.
+    pool_conf set >"$TMP/conf.log" 2>&1 || { show_log "$TMP/conf.log"; die "rbd config pool set failed"; }
+    for i in "$L" "$R"; do
+        image_conf set "$i" >"$TMP/conf.log" 2>&1 ||
+            { show_log "$TMP/conf.log"; die "cannot set the overrides of $i"; }
+    done
+    mode "$set" config "$L" -- "$R"
+    pool_conf rm
+    for i in "$L" "$R"; do image_conf rm "$i" >/dev/null 2>&1; done
+    f=$TMP/$set.config.lite
+    for want in 'rw rbd_cache=false source=1' 'rw rbd_mtime_update_interval=120 source=1' \
+        'rw rbd_atime_update_interval=30 source=2' 'rw rbd_readahead_max_bytes=0 source=2' \
+        'rw rbd_request_timed_out_seconds=30 source=0' \
+        'set rbd_cache=true source=2' 'removed rbd_cache=false source=1' \
+        'ro rbd_readahead_max_bytes=0 source=2'; do
+        expect "$set: config lists '$want'" "$f" "^$want\$"
+    done
+    if grep -q 'rbd_nosuch\|rbd_default_order\|rbd_mirror_' "$f"; then
+        fail "$set: config lists unknown or excluded options" "$(grep -m1 'rbd_nosuch\|rbd_default_order\|rbd_mirror_' "$f")"
+    else
+        pass "$set: config lists no unknown or excluded option"
+    fi
+    # -ERANGE with the count below it, the count itself fills.
+    n=$(grep -c '^rw rbd_' "$f")
+    if grep -qx "rw config_image_list(max=0) r=-34 n=$n" "$f" &&
+        grep -qx "rw config_image_list(max=$((n - 1))) r=-34 n=$n" "$f" &&
+        grep -qx "rw config_image_list(max=$n) r=0 n=$n" "$f" && ((n > 50)); then
+        pass "$set: config buffer-size protocol (-ERANGE and the count, $n options)"
+    else
+        fail "$set: config buffer-size protocol" "no -ERANGE with count $n"
+    fi
+    n=$(grep -c '^lite-only ' "$f")
+    bad=$(grep '^lite-only ' "$f" | grep -vc 'r=-22$')
+    if ((n == 4 && bad == 0)); then
+        pass "$set: config: NULL and closed handles give -EINVAL ($n calls)"
+    else
+        fail "$set: config: NULL and closed handles" "$n lite-only lines, $bad not -EINVAL"
+    fi
 
     mode "$set" locks "$L" -- "$R"
     expect "$set: a lock of another process broken" "$TMP/$set.locks.lite" '^break_lock r=0$'
