@@ -356,6 +356,50 @@ static int copy_new(rbd_image_t image, rados_ioctx_t dest_io,
 	return r;
 }
 
+/* api::Image::deep_copy (ops/deepcopy.c); the options are required, as
+ * librbd dereferences them. */
+static int deep_copy(rbd_image_t image, rados_ioctx_t dest_io,
+		     const char *destname, rbd_image_options_t opts,
+		     librbd_progress_fn_t cb, void *arg)
+{
+	GET_IMAGE(src, image);
+	if (!dest_io || !destname || !opts)
+		return -EINVAL;
+	return rbdl_op_deep_copy(src, dest_io, destname,
+				 (struct rbdl_opts *)opts, cb, arg);
+}
+
+/**
+ * rbd_deep_copy: a new image destname in dest_io_ctx with the open image's
+ * snapshots (user snapshots up to the open view: names, sizes, protection,
+ * data), its view as HEAD and its image metadata; a clone stays a clone
+ * of the same parent unless dest_opts has RBD_IMAGE_OPTION_FLATTEN
+ * (consumed).  Unset options (format, features, order, striping) take
+ * the source's and are set in dest_opts.  0, or -EINVAL (bad arguments,
+ * format 1), -ENOSYS (unknown features), -EBUSY (migrating source),
+ * -EEXIST, or the creation's and the copy's errnos; a copy that fails
+ * after the creation leaves the new image behind, as librbd does.
+ */
+RBDL_API int rbd_deep_copy(rbd_image_t src, rados_ioctx_t dest_io_ctx,
+			   const char *destname, rbd_image_options_t dest_opts)
+{
+	return deep_copy(src, dest_io_ctx, destname, dest_opts, NULL, NULL);
+}
+
+/**
+ * rbd_deep_copy_with_progress: rbd_deep_copy, calling cb(n, objects,
+ * cbdata) as librbd reports its object copies (objects: the destination's
+ * object count for the source's largest size); cb's return is ignored.
+ */
+RBDL_API int rbd_deep_copy_with_progress(rbd_image_t image,
+					 rados_ioctx_t dest_io_ctx,
+					 const char *destname,
+					 rbd_image_options_t dest_opts,
+					 librbd_progress_fn_t cb, void *cbdata)
+{
+	return deep_copy(image, dest_io_ctx, destname, dest_opts, cb, cbdata);
+}
+
 static int copy_into(rbd_image_t srcp, rbd_image_t destp,
 		     librbd_progress_fn_t cb, void *arg)
 {

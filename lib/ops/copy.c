@@ -201,12 +201,38 @@ int rbdl_op_copy_to(struct rbdl_image *src, struct rbdl_image *dest,
 	return r;
 }
 
+int rbdl_op_copy_opts(struct rbdl_image *src, struct rbdl_opts *opts,
+		      bool deep, uint64_t *order)
+{
+	uint64_t v, features = atomic_load(&src->features), su, sc, format;
+
+	su = src->stripe_unit ? src->stripe_unit : src->layout.object_size;
+	sc = src->layout.stripe_count;
+	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FORMAT, &format))
+		rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_FORMAT, format = 2);
+	if (deep && format == 1)
+		return -EINVAL;	/* old format not supported for destination */
+	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_STRIPE_UNIT, &v))
+		rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_STRIPE_UNIT, su);
+	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_STRIPE_COUNT, &v))
+		rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_STRIPE_COUNT, sc);
+	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_ORDER, order)) {
+		*order = src->layout.order;
+		rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_ORDER, *order);
+	}
+	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FEATURES, &features))
+		rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_FEATURES, features);
+	if (features & ~(uint64_t)RBD_FEATURES_ALL)
+		return -ENOSYS;
+	return 0;
+}
+
 int rbdl_op_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
 		 const char *destname, struct rbdl_opts *opts, size_t sparse,
 		 rbdl_progress_fn cb, void *arg)
 {
 	struct rbdl_handle *h;
-	uint64_t v, features, order, su, sc;
+	uint64_t v, order;
 	int r;
 
 	if (!dest_io || !destname || !opts)
@@ -215,25 +241,10 @@ int rbdl_op_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
 	    rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_CLONE_FORMAT, &v) == 0)
 		return -EINVAL;
 	r = rbdl_image_maybe_refresh(src);
+	if (r == 0)
+		r = rbdl_op_copy_opts(src, opts, false, &order);
 	if (r < 0)
 		return r;
-	features = atomic_load(&src->features);
-	su = src->stripe_unit ? src->stripe_unit : src->layout.object_size;
-	sc = src->layout.stripe_count;
-	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FORMAT, &v))
-		rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_FORMAT, 2);
-	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_STRIPE_UNIT, &v))
-		rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_STRIPE_UNIT, su);
-	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_STRIPE_COUNT, &v))
-		rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_STRIPE_COUNT, sc);
-	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_ORDER, &order)) {
-		order = src->layout.order;
-		rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_ORDER, order);
-	}
-	if (rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FEATURES, &features))
-		rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_FEATURES, features);
-	if (features & ~(uint64_t)RBD_FEATURES_ALL)
-		return -ENOSYS;
 
 	r = rbdl_op_create(dest_io, destname, atomic_load(&src->size), opts);
 	if (r < 0)

@@ -8,6 +8,7 @@
 #ifndef RBDL_OPS_COPY_H
 #define RBDL_OPS_COPY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <rados/librados.h>
@@ -29,9 +30,31 @@ int rbdl_op_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
 		 const char *destname, struct rbdl_opts *opts, size_t sparse,
 		 rbdl_progress_fn cb, void *arg);
 
+/*
+ * The destination options of librbd::copy (deep false) and
+ * api::Image::deep_copy (deep true), set in place where unset: format 2,
+ * the source's stripe unit and count, order (also returned in *order)
+ * and features.  -EINVAL for format 1 (deep copy only), -ENOSYS for
+ * features librbd does not know.
+ */
+int rbdl_op_copy_opts(struct rbdl_image *src, struct rbdl_opts *opts,
+		      bool deep, uint64_t *order);
+
 /* librbd::copy(src, dest, prog_ctx, sparse_size): metadata and non-zero
  * data of src's view into dest; -EINVAL if dest is smaller. */
 int rbdl_op_copy_to(struct rbdl_image *src, struct rbdl_image *dest,
 		    size_t sparse, rbdl_progress_fn cb, void *arg);
+
+/*
+ * librbd's api::Image::deep_copy(src, dest_md_ctx, destname, opts,
+ * prog_ctx) (deepcopy.c): a new image (a clone of the same parent unless
+ * opts has the flatten option, which is consumed) with src's snapshots up
+ * to its view, their data, sizes and protection, and src's metadata.
+ * -EINVAL for format 1, -ENOSYS for unknown features, -EBUSY for a
+ * migrating source, the creation's errnos.
+ */
+int rbdl_op_deep_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
+		      const char *destname, struct rbdl_opts *opts,
+		      rbdl_progress_fn cb, void *arg);
 
 #endif /* RBDL_OPS_COPY_H */

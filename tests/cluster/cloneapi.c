@@ -41,6 +41,8 @@
  *                       options order, features, su, sc, flatten,
  *                       clone_format, data_pool; prints the progress
  *                       calls and the option set afterwards
+ *                       VARIANT deep / deepp: rbd_deep_copy /
+ *                       rbd_deep_copy_with_progress (option format too)
  *   copy2 SPEC IMAGE SNAP|- DSPEC DNAME [p [CBRET]]
  *                       rbd_copy2 (with p: rbd_copy_with_progress2)
  *                       into an existing image
@@ -480,7 +482,7 @@ static int do_copy(char **t, int n)
 	if (!dio)
 		return -998;
 	var = t[7];
-	prog = !strncmp(var, "copyp", 5);
+	prog = !strncmp(var, "copyp", 5) || !strcmp(var, "deepp");
 	if (strchr(var, ':'))
 		sparse = strtoull(strchr(var, ':') + 1, NULL, 0);
 	rbd_image_options_create(&o);
@@ -492,6 +494,9 @@ static int do_copy(char **t, int n)
 		*eq++ = '\0';
 		if (!strcmp(t[i], "cbret"))
 			p.ret = atoi(eq);
+		else if (!strcmp(t[i], "format"))
+			rbd_image_options_set_uint64(o, RBD_IMAGE_OPTION_FORMAT,
+						     strtoull(eq, NULL, 0));
 		else if (!strcmp(t[i], "order"))
 			rbd_image_options_set_uint64(o, RBD_IMAGE_OPTION_ORDER,
 						     strtoull(eq, NULL, 0));
@@ -528,6 +533,11 @@ static int do_copy(char **t, int n)
 	else if (!strncmp(var, "copyp4", 6))
 		r = rbd_copy_with_progress4(img, dio, nul(t[6]), o, copy_cb, &p,
 					    sparse);
+	else if (!strcmp(var, "deep"))
+		r = rbd_deep_copy(img, dio, nul(t[6]), o);
+	else if (!strcmp(var, "deepp"))
+		r = rbd_deep_copy_with_progress(img, dio, nul(t[6]), o, copy_cb,
+						&p);
 	else
 		r = -995;
 	if (prog)
@@ -658,6 +668,10 @@ static int do_litenulls(char **t, int n)
 		CHECK(rbd_copy4(img, io, "never", NULL, 0));
 		CHECK(rbd_copy_with_progress3(img, io, "never", NULL, NULL, NULL));
 		CHECK(rbd_copy_with_progress4(img, io, "never", NULL, NULL, NULL, 0));
+		CHECK(rbd_deep_copy(NULL, io, "never", NULL));
+		CHECK(rbd_deep_copy(img, io, "never", NULL));
+		CHECK(rbd_deep_copy(img, NULL, "never", NULL));
+		CHECK(rbd_deep_copy_with_progress(img, io, NULL, NULL, NULL, NULL));
 		rbd_list_child_cleanup(NULL);
 		rbd_list_children_cleanup(NULL, 3);
 		rbd_image_options_destroy(o);

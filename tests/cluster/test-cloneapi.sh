@@ -37,7 +37,17 @@
 #      trash namespace) goes when its last child is flattened;
 #   H  rbd_flatten while a librbd client owns the clone's exclusive lock
 #      (librbd hands the request to the owner, librbdlite asks for the
-#      lock): both succeed and the owner writes again afterwards.
+#      lock): both succeed and the owner writes again afterwards;
+#   I  deep copies (rbd_deep_copy, rbd_deep_copy_with_progress) of two
+#      sources the rbd CLI made: an image with protected and plain
+#      snapshots, a shrink, a group snapshot and a grown HEAD, and a
+#      clone with a snapshot, a shrink below its parent overlap and a
+#      regrowth; of HEAD and of snapshots, keeping the parent and
+#      flattened, with other order, features, striping, into a namespace
+#      and the data pool; bad format, features and order, an existing
+#      name.  Judged as below (minus the RADOS objects, which may hold
+#      zeros differently) plus the user snapshots (name, size,
+#      protection) and every snapshot's data against the source's.
 # The outputs (return values, orders, progress calls, listings with pool
 # ids, namespaces, names and trash flags) must be equal.  Then each twin
 # pair is judged with the rbd CLI and librbd: `rbd info --format json`
@@ -71,6 +81,7 @@ NS_MADE=0
 BG=()
 COMPAT_CHANGED=0
 POOLCONF=0
+GROUP_MADE=0
 
 cleanup() {
     local s spec id
@@ -84,12 +95,16 @@ cleanup() {
             [[ -n $id ]] && c_rbd trash restore "$spec/$id" >/dev/null 2>&1
         done < <(c_rbd trash ls "$spec" 2>/dev/null | awk -v p="$P" '$2 ~ "^"p {print $1}')
     done
+    ((GROUP_MADE)) && c_rbd group rm "$POOL/${P}grp" >/dev/null 2>&1
     # children before parents: every image of this run
     local have=" "
     for spec in "$POOL" "$POOL/$NS" "$DATA_POOL"; do
         have+=$(c_rbd ls "$spec" 2>/dev/null | grep "^$P" | sed "s|^|$spec/|" | tr '\n' ' ')
     done
-    for s in k1 k2 k3 k4 k5 k6 g1 c10 c11 c12 c1 c2 c3 c4 c5 c6 c7 c8 c9 ct ch p pn nl pl pt pt2; do
+    for spec in "$POOL/${P}dcl" "$POOL/${P}dsrc"; do
+        [[ $have == *" $spec "* ]] && rbdl_remove_image "$spec" $((SECONDS + 60))
+    done
+    for s in d1 d2 d3 d4 d5 d6 d7 k1 k2 k3 k4 k5 k6 g1 c10 c11 c12 c1 c2 c3 c4 c5 c6 c7 c8 c9 ct ch p pn nl pl pt pt2; do
         for spec in "$POOL" "$POOL/$NS" "$DATA_POOL"; do
             for side in L R; do
                 [[ $have == *" $spec/$P$side$s "* ]] &&
@@ -97,6 +112,7 @@ cleanup() {
             done
         done
     done
+    [[ $have == *" $POOL/${P}dpar "* ]] && rbdl_remove_image "$POOL/${P}dpar" $((SECONDS + 60))
     ((NS_MADE)) && c_rbd namespace remove "$POOL/$NS" >/dev/null 2>&1
     rbdl_rm_workdir
 }
@@ -323,6 +339,22 @@ objects() { # objects SPEC: "suffix size" of every data object
 }
 judge_pair() { # judge_pair LABEL LSPEC RSPEC
     local label=$1 l=$2 r=$3 a b snap
+    judge_pair_data "$label" "$l" "$r"
+    for snap in "" $(c_rbd snap ls --format json "$l" | python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)))'); do
+        a=$(c_rbd export --no-progress "$l${snap:+@$snap}" - 2>/dev/null | md5sum)
+        b=$(c_rbd export --no-progress "$r${snap:+@$snap}" - 2>/dev/null | md5sum)
+        if [[ $a == "$b" ]]; then pass "$label${snap:+@$snap}: rbd export equal"; else fail "$label${snap:+@$snap}: rbd export differs"; fi
+    done
+    a=$(objects "$l")
+    b=$(objects "$r")
+    if [[ $a == "$b" ]]; then pass "$label: data objects equal ($(wc -l <<<"$a") objects)"; else
+        fail "$label: data objects differ"; diff <(echo "$a") <(echo "$b") | head -n 6 | sed 's/^/    | /'; fi
+}
+judge_pair_data() { # rbd info, image metadata, object-map check: what
+    # deep copies are judged by too (they write changed ranges where librbd
+    # copies object extents: the same data, but other objects may hold
+    # zeros)
+    local label=$1 l=$2 r=$3 a b
     a=$(info_norm "$l")
     b=$(info_norm "$r")
     if [[ -n $a && $a == "$b" ]]; then pass "$label: rbd info equal"; else
@@ -330,18 +362,9 @@ judge_pair() { # judge_pair LABEL LSPEC RSPEC
     a=$(c_rbd image-meta list --format json "$l" 2>&1)
     b=$(c_rbd image-meta list --format json "$r" 2>&1)
     if [[ $a == "$b" ]]; then pass "$label: image metadata equal"; else fail "$label: image metadata differs"; fi
-    for snap in "" $(c_rbd snap ls --format json "$l" | python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)))'); do
-        a=$(c_rbd export --no-progress "$l${snap:+@$snap}" - 2>/dev/null | md5sum)
-        b=$(c_rbd export --no-progress "$r${snap:+@$snap}" - 2>/dev/null | md5sum)
-        if [[ $a == "$b" ]]; then pass "$label${snap:+@$snap}: rbd export equal"; else fail "$label${snap:+@$snap}: rbd export differs"; fi
-    done
     if info_norm "$l" | grep -q object-map; then
         if ok c_rbd object-map check --no-progress "$l"; then pass "$label: object-map check"; else fail "$label: object-map check"; fi
     fi
-    a=$(objects "$l")
-    b=$(objects "$r")
-    if [[ $a == "$b" ]]; then pass "$label: data objects equal ($(wc -l <<<"$a") objects)"; else
-        fail "$label: data objects differ"; diff <(echo "$a") <(echo "$b") | head -n 6 | sed 's/^/    | /'; fi
 }
 judge_all() {
     local c spec
@@ -581,6 +604,136 @@ EOF
     judge_pair "flatten under a foreign lock" "$POOL/${P}Lch" "$POOL/${P}Rch"
 else
     fail "no python3 with the rados and rbd modules for the lock holder"
+fi
+
+# ---- I: deep copies ------------------------------------------------------------
+# Two sources made by the rbd CLI (so both libraries copy the very same
+# images): dsrc (default features) with snapshots a1 (protected), a2, a3
+# after a shrink, a group snapshot (not copied: not a user snapshot) and a
+# grown HEAD; dcl, a clone of dpar@ps (written all over) with a snapshot
+# b1, a shrink below the parent overlap and a regrowth before b2, and HEAD
+# writes.
+src_write() { # src_write IMAGE OFF LEN SEED (through the real librbd)
+    printf 'write %s %s %s %s %s\n' "$POOL" "$1" "$2" "$3" "$4" | "$REF" >>"$TMP/srcw.log" 2>&1 ||
+        fail "writing $1 at $2"
+}
+DS=$POOL/${P}dsrc DC=$POOL/${P}dcl
+ok c_rbd create --size 8M --object-size 1M "$DS" || fail "create dsrc"
+src_write "${P}dsrc" 0 300000 1
+src_write "${P}dsrc" $((3 * M + 5)) $M 2
+src_write "${P}dsrc" $((7 * M)) 4096 3
+ok c_rbd snap create --no-progress "$DS@a1" || fail "snap dsrc@a1"
+ok c_rbd snap protect "$DS@a1" || fail "protect dsrc@a1"
+src_write "${P}dsrc" 100000 50000 4
+ok c_rbd snap create --no-progress "$DS@a2" || fail "snap dsrc@a2"
+ok c_rbd resize --no-progress --allow-shrink --size 5M "$DS" || fail "shrink dsrc"
+ok c_rbd snap create --no-progress "$DS@a3" || fail "snap dsrc@a3"
+if ok c_rbd group create "$POOL/${P}grp"; then
+    GROUP_MADE=1
+    ok c_rbd group image add "$POOL/${P}grp" "$DS" || fail "group image add"
+    ok c_rbd group snap create "$POOL/${P}grp@gs" || fail "group snap create"
+else
+    fail "group create"
+fi
+ok c_rbd resize --no-progress --size 9M "$DS" || fail "grow dsrc"
+src_write "${P}dsrc" $((6 * M)) 200000 5
+ok c_rbd create --size 6M --object-size 1M "$POOL/${P}dpar" || fail "create dpar"
+src_write "${P}dpar" 0 $((6 * M)) 10
+ok c_rbd snap create --no-progress "$POOL/${P}dpar@ps" || fail "snap dpar@ps"
+ok c_rbd snap protect "$POOL/${P}dpar@ps" || fail "protect dpar@ps"
+ok c_rbd clone "$POOL/${P}dpar@ps" "$DC" || fail "clone dcl"
+src_write "${P}dcl" 0 4096 6
+src_write "${P}dcl" $((2 * M + 100)) 300000 7
+ok c_rbd snap create --no-progress "$DC@b1" || fail "snap dcl@b1"
+ok c_rbd resize --no-progress --allow-shrink --size 3M "$DC" || fail "shrink dcl"
+ok c_rbd resize --no-progress --size 12M "$DC" || fail "grow dcl"
+src_write "${P}dcl" $((9 * M)) 5000 8
+ok c_rbd snap create --no-progress "$DC@b2" || fail "snap dcl@b2"
+src_write "${P}dcl" $M 4096 9
+cat >"$TMP/I.txt" <<EOF
+copy $POOL ${P}dsrc - rw $POOL Xd1 deepp
+copy $POOL ${P}dsrc a2 ro $POOL Xd2 deep
+copy $POOL ${P}dcl - ro $POOL Xd3 deepp
+copy $POOL ${P}dcl - rw $POOL Xd4 deepp flatten=1
+copy $POOL ${P}dsrc - ro $POOL/$NS Xd5 deep order=21 features=1
+copy $POOL ${P}dsrc a1 ro $DATA_POOL Xd6 deepp su=65536 sc=2
+copy $POOL ${P}dcl b1 ro $POOL Xd7 deep
+copy $POOL ${P}dsrc - ro $POOL Xd1 deep
+copy $POOL ${P}dsrc - ro $POOL Xe30 deep format=1
+copy $POOL ${P}dsrc - ro $POOL Xe31 deep features=1099511627776
+copy $POOL ${P}dsrc - ro $POOL Xe32 deep order=11
+EOF
+run_phase I
+expect I "copy $POOL ${P}dsrc - rw $POOL Xd1 " 0
+expect I "copy $POOL ${P}dsrc a2 " 0
+expect I "copy $POOL ${P}dcl - ro $POOL Xd3 " 0
+expect I "copy $POOL ${P}dcl - rw " 0
+expect I "copy $POOL ${P}dsrc - ro $POOL/$NS " 0
+expect I "copy $POOL ${P}dsrc a1 " 0
+expect I "copy $POOL ${P}dcl b1 " 0
+expect I "copy $POOL ${P}dsrc - ro $POOL Xd1 " -17
+expect I "copy $POOL ${P}dsrc - ro $POOL Xe30 " -22
+expect I "copy $POOL ${P}dsrc - ro $POOL Xe31 " -38
+noparent() { python3 -c 'import json,sys; d=json.load(sys.stdin); d.pop("parent",None); print(json.dumps(d, sort_keys=True))'; }
+parent_of() { # parent_of SPEC: "pool/image@snap overlap" or none
+    c_rbd info --format json "$1" 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin).get("parent")
+print("%s/%s@%s %s" % (p["pool"], p["image"], p["snapshot"], p["overlap"]) if p else "none")'
+}
+snapls() { # the user snapshots: name, size, protected
+    c_rbd snap ls --format json "$1" 2>/dev/null |
+        python3 -c 'import json,sys; [print(s["name"], s["size"], s["protected"]) for s in json.load(sys.stdin)]'
+}
+# judge_deep LABEL SUFFIX SPEC SOURCE[@SNAP]: the twins alike (rbd info,
+# metadata, object-map check), their user snapshots alike, and each
+# snapshot's and HEAD's data the source's.
+judge_deep() {
+    local label=$1 k=$2 spec=$3 srcspec=$4 a b snap
+    judge_pair_data "$label" "$spec/${P}L$k" "$spec/${P}R$k"
+    a=$(snapls "$spec/${P}L$k")
+    b=$(snapls "$spec/${P}R$k")
+    if [[ $a == "$b" ]]; then
+        pass "$label: user snapshots equal ($(grep -c . <<<"$a"))"
+    else
+        fail "$label: user snapshots differ"; diff <(echo "$a") <(echo "$b") | sed 's/^/    | /'
+    fi
+    for snap in "" $(snapls "$spec/${P}L$k" | awk '{print $1}'); do
+        a=$(c_rbd export --no-progress "$spec/${P}L$k${snap:+@$snap}" - 2>/dev/null | md5sum)
+        if [[ -n $snap ]]; then
+            b=$(c_rbd export --no-progress "${srcspec%@*}@$snap" - 2>/dev/null | md5sum)
+        else
+            b=$(c_rbd export --no-progress "$srcspec" - 2>/dev/null | md5sum)
+        fi
+        if [[ $a == "$b" ]]; then pass "$label${snap:+@$snap}: data equal to the source's"; else
+            fail "$label${snap:+@$snap}: data differ from the source's"; fi
+        [[ -n $snap ]] || continue
+        a=$(info_norm "$spec/${P}L$k@$snap" | noparent)
+        b=$(info_norm "$spec/${P}R$k@$snap" | noparent)
+        if [[ -n $a && $a == "$b" ]]; then pass "$label@$snap: rbd info equal"; else
+            fail "$label@$snap: rbd info differs"; printf '    | %s\n    | %s\n' "$a" "$b"; fi
+        # the parent link (librbd 16.2.15 drops it from a clone's first
+        # snapshot, copying that snapshot's data in full instead: see the
+        # README), against the source's; none when flattened
+        a=$(parent_of "$spec/${P}L$k@$snap")
+        b=$(parent_of "${srcspec%@*}@$snap")
+        [[ $k == d4 ]] && b=none
+        if [[ $a == "$b" ]]; then pass "$label@$snap: parent link as the source's ($a)"; else
+            fail "$label@$snap: parent link $a, the source's $b"; fi
+    done
+}
+judge_deep "deep HEAD" d1 "$POOL" "$DS"
+judge_deep "deep at a2" d2 "$POOL" "$DS@a2"
+judge_deep "deep clone" d3 "$POOL" "$DC"
+judge_deep "deep flatten" d4 "$POOL" "$DC"
+judge_deep "deep order" d5 "$POOL/$NS" "$DS"
+judge_deep "deep striped" d6 "$DATA_POOL" "$DS@a1"
+judge_deep "deep clone at b1" d7 "$POOL" "$DC@b1"
+left=$(c_rbd ls "$POOL" 2>/dev/null | grep -c "^${P}Le3")
+if [[ $left == 0 ]]; then
+    pass "refused deep copies left no image behind"
+else
+    fail "refused deep copies left $left images behind"
 fi
 
 rbdl_summary
