@@ -149,11 +149,37 @@ static int quiesce(struct rbdl_image *img, uint64_t req,
 	return r;
 }
 
+/*
+ * librbd also creates a snapshot (of HEAD) from a read-write handle whose
+ * view is a snapshot.  Ours does it on a private handle of the same image
+ * at HEAD, which quiesces, takes the exclusive lock through the normal
+ * protocol and notifies as any creator does; then this handle re-reads
+ * the header.
+ */
+static int snap_create_from_snap(struct rbdl_image *img, const char *name,
+				 uint32_t flags, rbdl_progress_fn cb, void *arg)
+{
+	struct rbdl_handle *h;
+	int q, r = rbdl_image_open(img->md_io, NULL, img->id, NULL, false, &h);
+
+	if (r < 0)
+		return r;
+	r = rbdl_maint_snap_create2(h->img, name, flags, cb, arg);
+	q = rbdl_image_close(h);
+	if (r == 0 && q < 0)
+		r = q;
+	/* Release: pairs with the acquire in rbdl_image_maybe_refresh. */
+	atomic_fetch_add_explicit(&img->refresh_seq, 1, memory_order_release);
+	q = rbdl_image_maybe_refresh(img);
+	return r < 0 ? r : q;
+}
+
 int rbdl_maint_snap_create2(struct rbdl_image *img, const char *name,
 			    uint32_t flags, rbdl_progress_fn cb, void *arg)
 {
 	struct rbdl_snap_info si;
 	uint64_t snap_id = 0, req = 0;
+	const uint32_t api_flags = flags;
 	bool quiesced = false;
 	int r;
 
@@ -176,7 +202,11 @@ int rbdl_maint_snap_create2(struct rbdl_image *img, const char *name,
 	flags = internal;
 	/* Read-only and snapshot opens fail first (rbdl_maint_begin checks
 	 * again under maint_mu), then a name already taken. */
-	if (img->open_ro || img->read_only)
+	if (img->open_ro)
+		return -EROFS;
+	if (atomic_load(&img->at_snap))
+		return snap_create_from_snap(img, name, api_flags, cb, arg);
+	if (img->read_only)
 		return -EROFS;
 	r = rbdl_maint_find_snap(img, name, &si);
 	if (r == 0) {
