@@ -10,7 +10,8 @@
  *   - features whose on-disk state librbdlite does not maintain
  *     (journaling, non-primary, migrating, dirty-cache): the open
  *     succeeds, reads work, every write-type request completes with
- *     -EROFS (rbdl_image_write_gate);
+ *     -EROFS (rbdl_image_write_gate; a migration destination without
+ *     snapshots is written, with copy-ups from its source);
  *   - read-only and snapshot opens: write-type requests complete with
  *     -EROFS, as in librbd.
  * What backs a clone or a migration destination is parent.c's; the write
@@ -150,11 +151,21 @@ int rbdl_image_find_snap(struct rbdl_image *img, const char *snap_name,
 	return r;
 }
 
-/* Why writes must be refused for these features (0 if they are fine). */
-int rbdl_image_write_gate(const struct rbdl_image *img, uint64_t features)
+/*
+ * Why writes must be refused for these features (0 if they are fine).
+ * The destination of a migration is written as librbd writes it -- an
+ * object it has not got yet is copied up from the source first, as a
+ * clone's from its parent -- while it has no snapshots: with snapshots,
+ * librbd's copy-up also fills in the object's snapshot history, which
+ * librbdlite's does not.
+ */
+int rbdl_image_write_gate(const struct rbdl_image *img, uint64_t features,
+			  uint32_t nsnaps, bool migration_dest)
 {
 	if (img->read_only)
 		return -EROFS;
+	if ((features & RBD_FEATURE_MIGRATING) && migration_dest && nsnaps == 0)
+		features &= ~(uint64_t)RBD_FEATURE_MIGRATING;
 	if (features & RBDL_WRITE_UNSUPPORTED)
 		return -EROFS;
 	return 0;
@@ -379,8 +390,9 @@ int rbdl_image_load(struct rbdl_image *img, rados_ioctx_t io,
 
 	atomic_init(&img->size, size);
 	atomic_init(&img->flags, flags);
-	atomic_init(&img->write_error, rbdl_image_write_gate(img, features));
-	rbdl_image_log_write_refusal(img, features);
+	/* open.c decides again once the backing view is known */
+	atomic_init(&img->write_error,
+		    rbdl_image_write_gate(img, features, img->nsnaps, false));
 	r = 0;
 out:
 	free(ns);

@@ -51,9 +51,12 @@ int rbdl_find_user_snap(rados_ioctx_t io, const char *oid, const uint64_t *ids,
 int rbdl_image_find_snap(struct rbdl_image *img, const char *snap_name,
 			 uint64_t *snap_id, uint64_t *size);
 
-/* Why writes must be refused with these features (0 if they are fine),
- * and the one-line diagnostic when a feature is the reason. */
-int rbdl_image_write_gate(const struct rbdl_image *img, uint64_t features);
+/* Why writes must be refused with these features and nsnaps snapshots,
+ * migration_dest telling whether the image is a migration's destination
+ * (0 if they are fine: load.c), and the one-line diagnostic when a
+ * feature is the reason (log it only when the gate refuses). */
+int rbdl_image_write_gate(const struct rbdl_image *img, uint64_t features,
+			  uint32_t nsnaps, bool migration_dest);
 void rbdl_image_log_write_refusal(const struct rbdl_image *img,
 				  uint64_t features);
 

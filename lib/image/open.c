@@ -160,6 +160,16 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 		r = rbdl_parent_update(img, img->snap_id,
 				       atomic_load(&img->size),
 				       atomic_load(&img->features));
+	if (r == 0) {
+		/* the write gate again, with the backing view known */
+		uint64_t f = atomic_load(&img->features);
+		int g = rbdl_image_write_gate(img, f, img->nsnaps,
+					      rbdl_parent_view(img)->migration);
+
+		atomic_store(&img->write_error, g);
+		if (g)
+			rbdl_image_log_write_refusal(img, f);
+	}
 	if (r == 0 && !img->read_only)
 		r = make_writable(img);
 	if (r == 0)

@@ -129,18 +129,20 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 				  &snaps, &n);
 	if (r < 0)
 		goto out;
-	/* Only an executed migration's destination opens (image_load);
-	 * its writes stay refused by write_gate. */
+	/* A migration's destination opens (image_load); write_gate says
+	 * whether it may be written. */
 	incompat &= ~(uint64_t)RBD_FEATURE_MIGRATING;
 	if (incompat & ~(uint64_t)RBDL_READ_SUPPORTED) {
 		rbdl_log("image %s gained unsupported features 0x%" PRIx64
 			 "; refusing further writes", img->name, incompat);
 		atomic_store(&img->write_error, -EROFS);
 	} else {
-		if (rbdl_image_write_gate(img, features) &&
-		    !atomic_load(&img->write_error))
+		int g = rbdl_image_write_gate(img, features, n,
+					      rbdl_parent_view(img)->migration);
+
+		if (g && !atomic_load(&img->write_error))
 			rbdl_image_log_write_refusal(img, features);
-		atomic_store(&img->write_error, rbdl_image_write_gate(img, features));
+		atomic_store(&img->write_error, g);
 	}
 	if (seq != img->snap_seq || n != img->nsnaps ||
 	    (n && memcmp(snaps, img->snaps, n * sizeof(*snaps)))) {

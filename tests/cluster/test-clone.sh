@@ -39,9 +39,14 @@
 #  (f) shrink below the overlap and grow back (zeros there), with child
 #      snapshots from before and after;
 #  (g) `rbd flatten` while the tool holds the image open, then I/O;
-#  (h) the destination of a prepared (not executed) migration: reads equal
-#      librbd's, writes through librbdlite fail with -EROFS and change
-#      nothing; then again after execute and commit;
+#  (h) the destination of a prepared (not executed) migration of a source
+#      with a snapshot: reads equal librbd's, writes through librbdlite
+#      fail with -EROFS and change nothing (librbd's copy-up would fill in
+#      the snapshot history); then again after execute and commit; and
+#      twin destinations of sources without snapshots, written through
+#      librbdlite and librbd alike (copy-ups from the source), judged as
+#      twins, then executed and committed (judged again) or aborted (the
+#      sources, which the abort gives the writes back to, judged);
 #  (i) rbd_remove of clones v2 and v1, in the parent's pool and another:
 #      the parent no longer lists them, no object is left, and the parent
 #      snapshot can be unprotected.
@@ -76,12 +81,16 @@ rbdl_workdir clone
 NS=clonens$$
 NS_MADE=0
 MIG=
+MIGS=()
 IMAGES=() # specs pool[/ns]/name, removed in reverse order
 BG=()
 
 cleanup() {
     rbdl_kill_bg
     [[ -n $MIG ]] && rbd migration abort --no-progress "$MIG" >/dev/null 2>&1
+    for m in "${MIGS[@]}"; do
+        rbd migration abort --no-progress "$m" >/dev/null 2>&1
+    done
     rbdl_remove_images 90
     ((NS_MADE)) && rbd namespace remove "$POOL/$NS" >/dev/null 2>&1
     rbdl_rm_workdir
@@ -634,6 +643,45 @@ if want h && setup_ok mkparent "$POOL/$T-hs" --object-size 1M \
         run_both "h: after migration commit, parent info" "$POOL/$T-hd" \
             "$POOL/$T-hd" -r parent
     fi
+fi
+
+# ---- h (continued). destinations without snapshots are written
+if want h; then
+    for end in commit abort; do
+        good=1
+        for side in l r; do
+            if setup_ok mkparent "$POOL/$T-m${end}s$side" --object-size 1M \
+                --image-feature "$FEAT" &&
+                setup_ok rbd snap rm --no-progress "$POOL/$T-m${end}s$side@p" &&
+                setup_ok rbd migration prepare "$POOL/$T-m${end}s$side" \
+                    "$POOL/$T-m${end}d$side"; then
+                IMAGES+=("$POOL/$T-m${end}d$side")
+                MIGS+=("$POOL/$T-m${end}d$side")
+            else
+                good=0
+            fi
+        done
+        ((good)) || continue
+        l=$POOL/$T-m${end}dl r=$POOL/$T-m${end}dr
+        run_both "h ($end): writes to a prepared destination without snapshots" \
+            "$l" "$r" write 0 4K 92 write $((3 * M - 100)) 8K 96 \
+            discard 4M 1M zero 5M 4K writesame $((7 * M)) 8K 512 93 \
+            write $((PSIZE - 50)) 50 97
+        compare_twins "h ($end): written destinations" "$l" "$r" yes
+        xread "h ($end): written destinations" "$l" "$r"
+        if [[ $end == commit ]]; then
+            if setup_ok rbd migration execute --no-progress "$l" &&
+                setup_ok rbd migration execute --no-progress "$r" &&
+                setup_ok rbd migration commit --no-progress "$l" &&
+                setup_ok rbd migration commit --no-progress "$r"; then
+                compare_twins "h (commit): after execute and commit" "$l" "$r" yes
+            fi
+        elif setup_ok rbd migration abort --no-progress "$l" &&
+            setup_ok rbd migration abort --no-progress "$r"; then
+            compare_twins "h (abort): the sources, given the writes back" \
+                "$POOL/$T-m${end}sl" "$POOL/$T-m${end}sr" yes
+        fi
+    done
 fi
 
 # ---- i. removing clones (v2 and v1): the parent forgets the child
