@@ -258,6 +258,19 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 
 /* Everything rbdl_image_alloc and rbdl_image_load set up; the owner has
  * shut down what it added (lock, watch, backing images) before. */
+uint64_t *rbdl_image_snap_ids(struct rbdl_image *img, uint32_t *n)
+{
+	uint64_t *ids;
+
+	pthread_mutex_lock(&img->refresh_lock);
+	*n = img->nsnaps;
+	ids = malloc(sizeof(*ids) * (*n ? *n : 1));
+	if (ids && *n)	/* snaps is NULL without snapshots */
+		memcpy(ids, img->snaps, sizeof(*ids) * *n);
+	pthread_mutex_unlock(&img->refresh_lock);
+	return ids;
+}
+
 void rbdl_image_free(struct rbdl_image *img)
 {
 	rados_ioctx_t wr = atomic_load(&img->wr_io);

@@ -39,6 +39,11 @@ int rbdl_image_load(struct rbdl_image *img, rados_ioctx_t io,
 		    const char *name, const char *id, const char *snap_name,
 		    uint64_t snap_id);
 
+/* A copy of the image's snapshot ids as the last refresh saw them (newest
+ * first; *n of them), taken under refresh_lock; malloc'ed, NULL when out
+ * of memory. */
+uint64_t *rbdl_image_snap_ids(struct rbdl_image *img, uint32_t *n);
+
 /* Free what rbdl_image_alloc and rbdl_image_load set up. */
 void rbdl_image_free(struct rbdl_image *img);
 

@@ -29,6 +29,7 @@
 #include "proto/cls_rbd.h"
 #include "proto/cls_lock.h"
 #include "proto/objmap_wire.h"
+#include "load.h"
 #include "state.h"
 #include "core/internal.h"
 
@@ -445,12 +446,7 @@ int rbdl_objmap_mark_in_snaps(struct rbdl_image *img, uint64_t objno,
 	uint32_t n;
 	int r = 0;
 
-	pthread_mutex_lock(&img->refresh_lock);
-	n = img->nsnaps;
-	snaps = malloc((n ? n : 1) * sizeof(*snaps));
-	if (snaps)
-		memcpy(snaps, img->snaps, n * sizeof(*snaps));
-	pthread_mutex_unlock(&img->refresh_lock);
+	snaps = rbdl_image_snap_ids(img, &n);
 	if (!snaps)
 		return -ENOMEM;
 	/* snaps is newest first: the oldest is the last. */

@@ -867,7 +867,8 @@ static int resolve_names(rados_t cl, struct rbdl_child_list *l)
 	char pname[256];
 	int r = 0;
 
-	qsort(l->v, l->n, sizeof(*l->v), cmp_by_pool);
+	if (l->n > 1)	/* l->v is NULL while nothing was listed */
+		qsort(l->v, l->n, sizeof(*l->v), cmp_by_pool);
 	for (size_t i = 0; i < l->n && r == 0; i++) {
 		struct rbdl_child *c = &l->v[i];
 		const char *name;
@@ -910,7 +911,7 @@ static int resolve_names(rados_t cl, struct rbdl_child_list *l)
 	name_map_free(&m);
 	if (io)
 		rados_ioctx_destroy(io);
-	if (r == 0)
+	if (r == 0 && l->n > 1)
 		qsort(l->v, l->n, sizeof(*l->v), cmp_final);
 	return r;
 }
@@ -960,13 +961,11 @@ int rbdl_op_list_descendants(struct rbdl_image *img, int max_level,
 		snaps = malloc(sizeof(*snaps));
 		if (snaps)
 			snaps[0] = img->snap_id;
+		pthread_mutex_unlock(&img->refresh_lock);
 	} else {
-		n = img->nsnaps;
-		snaps = malloc((n ? n : 1) * sizeof(*snaps));
-		if (snaps && n)
-			memcpy(snaps, img->snaps, n * sizeof(*snaps));
+		pthread_mutex_unlock(&img->refresh_lock);
+		snaps = rbdl_image_snap_ids(img, &n);
 	}
-	pthread_mutex_unlock(&img->refresh_lock);
 	if (!snaps)
 		return -ENOMEM;
 	r = list_snaps(img, snaps, n, max_level, l);

@@ -51,6 +51,7 @@
 #include "snapinfo.h"
 
 #include "core/internal.h"
+#include "image/load.h"
 #include "image/open.h"
 #include "image/parent.h"
 #include "image/refresh.h"
@@ -202,12 +203,7 @@ static int load_states(struct rbdl_image *h, uint64_t end, uint64_t **ids_out,
 	bool end_is_user = false;
 	int r = 0;
 
-	pthread_mutex_lock(&h->refresh_lock);
-	n = h->nsnaps;
-	ids = malloc(sizeof(*ids) * (n ? n : 1));
-	if (ids && n)
-		memcpy(ids, h->snaps, sizeof(*ids) * n);
-	pthread_mutex_unlock(&h->refresh_lock);
+	ids = rbdl_image_snap_ids(h, &n);
 	v = calloc((size_t)n + 1, sizeof(*v));
 	if (!ids || !v) {
 		free(ids);

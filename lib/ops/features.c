@@ -42,6 +42,7 @@
 #include "maint_int.h"
 
 #include "core/internal.h"
+#include "image/load.h"
 #include "image/lock.h"
 #include "image/objmap.h"
 #include "image/refresh.h"
@@ -58,12 +59,7 @@
 /* The snapshot ids of our current view of the header (malloc'ed). */
 static int snap_ids(struct rbdl_image *img, uint64_t **ids, uint32_t *n)
 {
-	pthread_mutex_lock(&img->refresh_lock);
-	*n = img->nsnaps;
-	*ids = malloc(sizeof(**ids) * (img->nsnaps ? img->nsnaps : 1));
-	if (*ids)
-		memcpy(*ids, img->snaps, sizeof(**ids) * img->nsnaps);
-	pthread_mutex_unlock(&img->refresh_lock);
+	*ids = rbdl_image_snap_ids(img, n);
 	return *ids ? 0 : -ENOMEM;
 }
 

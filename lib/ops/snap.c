@@ -425,13 +425,7 @@ static int detach_last_ref(struct rbdl_image *img, uint64_t snap_id)
 	r = refs_parent(img, RBDL_NOSNAP, &has);
 	if (r < 0 || has)
 		return r;	/* HEAD keeps the same parent */
-	pthread_mutex_lock(&img->refresh_lock);
-	ids = malloc((img->nsnaps ? img->nsnaps : 1) * sizeof(*ids));
-	if (ids) {
-		n = img->nsnaps;
-		memcpy(ids, img->snaps, n * sizeof(*ids));
-	}
-	pthread_mutex_unlock(&img->refresh_lock);
+	ids = rbdl_image_snap_ids(img, &n);
 	if (!ids)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n && r == 0 && !has; i++)
