@@ -298,6 +298,7 @@ void rbdl_image_free(struct rbdl_image *img)
 	pthread_mutex_destroy(&img->ioq_mu);
 	pthread_mutex_destroy(&img->refresh_lock);
 	pthread_mutex_destroy(&img->maint_mu);
+	rbdl_lock_info_free(&img->lockers);
 	free(img->snaps);
 	free(img->name);
 	free(img->id);
@@ -392,7 +393,8 @@ int rbdl_image_load(struct rbdl_image *img, rados_ioctx_t io,
 		img->read_only = true;
 		atomic_store(&img->at_snap, true);
 	}
-	r = rbdl_cls_read_u64_at(img->md_io, img->header_oid, "get_flags", img->snap_id, &flags);
+	r = rbdl_read_flags_lockers(img->md_io, img->header_oid, img->snap_id,
+				    &flags, &img->lockers, &img->lockers_ok);
 	if (r < 0)
 		goto out;
 	r = rbdl_image_data_ioctx(img, &img->rd_io);

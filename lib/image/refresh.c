@@ -117,8 +117,18 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 		goto out;
 	/* The flags of the view: HEAD's, or the snapshot's (kept if the
 	 * snapshot was removed meanwhile, as the size above). */
-	r = rbdl_cls_read_u64_at(img->md_io, img->header_oid, "get_flags",
-				 img->snap_id, &flags);
+	{
+		struct rbdl_lock_info li;
+		bool ok;
+
+		r = rbdl_read_flags_lockers(img->md_io, img->header_oid,
+					    img->snap_id, &flags, &li, &ok);
+		if (ok) {
+			rbdl_lock_info_free(&img->lockers);
+			img->lockers = li;
+		}
+		img->lockers_ok = ok;
+	}
 	if (r == -ENOENT && img->snap_id != RBDL_NOSNAP) {
 		flags = atomic_load_explicit(&img->flags, memory_order_relaxed);
 		r = 0;

@@ -38,6 +38,7 @@
 #include "core/completion.h"
 #include "core/ctl.h"
 #include "core/striper.h"
+#include "proto/cls_lock.h"
 #include "rbd/features.h"
 
 /* Features whose state a writer must maintain and librbdlite cannot yet
@@ -141,6 +142,11 @@ struct rbdl_image {
 	uint64_t *snaps;		/* descending */
 	uint32_t nsnaps;
 	struct rbdl_retired_io *retired;
+	/* the header's lockers as of the last refresh (librbd's
+	 * ImageCtx::lockers, what rbd_list_lockers answers); valid if
+	 * lockers_ok */
+	struct rbdl_lock_info lockers;
+	bool lockers_ok;
 
 	/* header watch (read-write HEAD opens only; watch.h) */
 	bool watching;

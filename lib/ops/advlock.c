@@ -6,7 +6,11 @@
  * notification.  Like librbd it does not look at the exclusive-lock
  * feature: that feature's managed lock is the same cls lock, so a client
  * holding it is listed here, and a lock call while it is held fails with
- * the OSD's -EBUSY.
+ * the OSD's -EBUSY.  rbd_list_lockers answers, as librbd's list_lockers
+ * does, with the lockers the last refresh read (a refresh follows every
+ * header change notification, ours included; the managed lock this
+ * handle just took by writing is not one), reading them now only when the
+ * refresh could not.
  *
  * Threading: synchronous on the caller's thread (info.h).  Ownership: the
  * locker list is malloc'ed, freed by rbdl_advlock_list_free.
@@ -66,24 +70,19 @@ static int entity_str(const struct rbdl_locker *l, char *buf, size_t cap)
 		       : -ERANGE;
 }
 
-int rbdl_advlock_list(struct rbdl_image *img, struct rbdl_adv_lockers *out)
+/* The locker list of li (a cls lock.get_info reply). */
+static int list_from(const struct rbdl_lock_info *li,
+		     struct rbdl_adv_lockers *out)
 {
-	struct rbdl_lock_info li;
-	int r = rbdl_image_maybe_refresh(img);
+	int r = 0;
 
-	memset(out, 0, sizeof(*out));
-	if (r < 0)
-		return r;
-	r = rbdl_lockobj_info(img->md_io, img->header_oid, &li);
-	if (r < 0)
-		return r;
-	out->exclusive = li.lock_type == RBDL_LOCK_EXCLUSIVE;
-	out->tag = strdup(li.tag ? li.tag : "");
-	out->v = calloc(li.n_lockers ? li.n_lockers : 1, sizeof(*out->v));
+	out->exclusive = li->lock_type == RBDL_LOCK_EXCLUSIVE;
+	out->tag = strdup(li->tag ? li->tag : "");
+	out->v = calloc(li->n_lockers ? li->n_lockers : 1, sizeof(*out->v));
 	if (!out->tag || !out->v)
 		r = -ENOMEM;
-	for (uint32_t i = 0; r == 0 && i < li.n_lockers; i++) {
-		const struct rbdl_locker *l = &li.lockers[i];
+	for (uint32_t i = 0; r == 0 && i < li->n_lockers; i++) {
+		const struct rbdl_locker *l = &li->lockers[i];
 		struct rbdl_adv_locker *o = &out->v[out->n];
 		char ent[64];
 
@@ -97,9 +96,31 @@ int rbdl_advlock_list(struct rbdl_image *img, struct rbdl_adv_lockers *out)
 		if (!o->client || !o->cookie || !o->addr)
 			r = -ENOMEM;
 	}
-	rbdl_lock_info_free(&li);
 	if (r < 0)
 		rbdl_advlock_list_free(out);
+	return r;
+}
+
+int rbdl_advlock_list(struct rbdl_image *img, struct rbdl_adv_lockers *out)
+{
+	struct rbdl_lock_info li;
+	int r = rbdl_image_maybe_refresh(img);
+
+	memset(out, 0, sizeof(*out));
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&img->refresh_lock);
+	if (img->lockers_ok) {
+		r = list_from(&img->lockers, out);
+		pthread_mutex_unlock(&img->refresh_lock);
+		return r;
+	}
+	pthread_mutex_unlock(&img->refresh_lock);
+	r = rbdl_lockobj_info(img->md_io, img->header_oid, &li);
+	if (r < 0)
+		return r;
+	r = list_from(&li, out);
+	rbdl_lock_info_free(&li);
 	return r;
 }
 

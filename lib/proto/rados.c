@@ -312,6 +312,48 @@ int rbdl_lockobj_info(rados_ioctx_t io, const char *oid,
 	return r;
 }
 
+int rbdl_read_flags_lockers(rados_ioctx_t io, const char *oid, uint64_t snap,
+			    uint64_t *flags, struct rbdl_lock_info *li,
+			    bool *li_ok)
+{
+	rados_read_op_t op = rados_create_read_op();
+	uint8_t fin[8], lin[64];
+	long ln = rbdl_encode_lock_get_info(lin, sizeof(lin), RBDL_LOCK_NAME);
+	char *fout = NULL, *lout = NULL;
+	size_t foutlen = 0, loutlen = 0;
+	int fr = 0, lr = 0, r;
+
+	*li_ok = false;
+	memset(li, 0, sizeof(*li));
+	if (!op)
+		return -ENOMEM;
+	if (ln < 0) {
+		rados_release_read_op(op);
+		return (int)ln;
+	}
+	rbdl_put_le64(fin, snap);
+	rados_read_op_exec(op, "rbd", "get_flags", (const char *)fin,
+			   sizeof(fin), &fout, &foutlen, &fr);
+	rados_read_op_exec(op, "lock", "get_info", (const char *)lin,
+			   (size_t)ln, &lout, &loutlen, &lr);
+	/* the lockers are extra: their failure must not fail the flags */
+	rados_read_op_set_flags(op, LIBRADOS_OP_FLAG_FAILOK);
+	r = rados_read_op_operate(op, io, oid, 0);
+	rados_release_read_op(op);
+	if (r >= 0 && fr < 0)
+		r = fr;
+	if (r >= 0)
+		r = rbdl_decode_u64(fout, foutlen, flags);
+	if (r >= 0 && lr >= 0 && lout &&
+	    rbdl_decode_lock_info(lout, loutlen, li) == 0)
+		*li_ok = true;
+	if (fout)
+		rados_buffer_free(fout);
+	if (lout)
+		rados_buffer_free(lout);
+	return r < 0 ? r : 0;
+}
+
 int rbdl_lockobj_break(rados_ioctx_t io, const char *oid,
 		       const struct rbdl_locker *l)
 {

@@ -99,6 +99,15 @@ int rbdl_lockobj_unlock(rados_ioctx_t io, const char *oid, const char *cookie);
 /* The lockers (free with rbdl_lock_info_free). */
 int rbdl_lockobj_info(rados_ioctx_t io, const char *oid,
 		      struct rbdl_lock_info *li);
+/*
+ * The view's flags (get_flags at snapshot snap) and the header's lockers
+ * in one read, as librbd's RefreshRequest reads them with the rest of the
+ * mutable metadata.  *li_ok says whether the lockers could be read (free
+ * *li then); the result is get_flags'.
+ */
+int rbdl_read_flags_lockers(rados_ioctx_t io, const char *oid, uint64_t snap,
+			    uint64_t *flags, struct rbdl_lock_info *li,
+			    bool *li_ok);
 /* Break one locker's lock (0 also when it is gone already). */
 int rbdl_lockobj_break(rados_ioctx_t io, const char *oid,
 		       const struct rbdl_locker *l);
