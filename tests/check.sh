@@ -14,7 +14,8 @@
 # build, make check TESTS='$(asan_tests)' (Makefile.am): the unit tests,
 # the ABI checks, the Check cluster tests and the differential scripts that
 # drive the whole library from C (test-conf, test-diff, test-snapops,
-# test-clone).  RBDLITE_SANITIZERS selects these passes: asan (the
+# test-clone, and the C API's test-snapapi, test-cloneapi, test-imageapi,
+# test-featapi).  RBDLITE_SANITIZERS selects these passes: asan (the
 # default), all (asan, then TESTS='$(tsan_tests)', the unit, ABI and Check
 # cluster tests, in a TSan build as well), none.
 #
@@ -224,8 +225,8 @@ if [ "${RBDLITE_SKIP_DISTCHECK:-0}" != 1 ]; then
 fi
 
 # Sanitizer builds.  The scripts chosen run librbdlite's own programs
-# (cloneop, difftool, snapop) and qemu-img with the ASan library
-# preloaded; the rest run fio, qemu-io and the rbd CLI over the same code
+# (cloneop, difftool, snapop, the C API's snapapi, cloneapi, imageapi and
+# featapi) and qemu-img with the ASan library preloaded; the rest run fio, qemu-io and the rbd CLI over the same code
 # paths and take too long under a sanitizer.  TSan runs the Check tests
 # only: librados is not instrumented, so its scripts would mostly measure
 # TSan's slowdown.  The subsets are Makefile.am's asan_tests and
