@@ -14,10 +14,12 @@
 #include <stddef.h>
 
 #include "core/internal.h"
+#include "image/open.h"
 #include "image/quiesce.h"
 #include "image/state.h"
 #include "ops/features.h"
 #include "rbd/librbd.h"
+#include "real.h"
 
 #define GET_IMAGE(img, image)                                            \
 	struct rbdl_image *img = rbdl_image_from_user(image);            \
@@ -71,13 +73,22 @@ RBDL_API void rbd_quiesce_complete(rbd_image_t image, uint64_t handle, int r)
 
 /*
  * rbd_update_features: enable (enabled != 0) or disable the features in
- * features, with librbd 16.2's rules (ops/features.c).
+ * features, with librbd 16.2's rules (ops/features.c).  Journaling is
+ * switched by the system's librbd (-EOPNOTSUPP without one): librbdlite
+ * writes no journal, and refuses writes to a journaled image.
  */
 RBDL_API int rbd_update_features(rbd_image_t image, uint64_t features,
 				 uint8_t enabled)
 {
+	bool need_real = false;
+	int r;
+
 	GET_IMAGE(img, image);
-	return rbdl_update_features(img, features, enabled != 0);
+	r = rbdl_update_features(img, features, enabled != 0, &need_real);
+	if (!need_real)
+		return r;
+	/* journaling: on a short-lived real handle, the lock handed over */
+	RBDL_FORWARD_IMAGE(rbd_update_features, image, features, enabled);
 }
 
 /* rbd_rebuild_object_map: rebuild HEAD's and every snapshot's object map

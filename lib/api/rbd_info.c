@@ -45,6 +45,7 @@
 #include "ops/pool.h"
 #include "proto/rados.h"
 #include "rbd/librbd.h"
+#include "real.h"
 
 #define GET_IMAGE(img, image)                                            \
 	struct rbdl_image *img = rbdl_image_from_user(image);            \
@@ -306,14 +307,22 @@ RBDL_API int rbd_resize_with_progress(rbd_image_t image, uint64_t size,
 /*
  * rbd_remove with librbd's progress reports: cb(object, object count,
  * cbdata) once per data object, in order; a negative return from cb ends
- * the removal with that value (the image is left, partly trimmed).
+ * the removal with that value (the image is left, partly trimmed).  A
+ * journaled or mirrored image is removed by the system's librbd, as
+ * rbd_remove's.
  */
 RBDL_API int rbd_remove_with_progress(rados_ioctx_t io, const char *name,
 				      librbd_progress_fn_t cb, void *cbdata)
 {
+	bool need_real = false;
+	int r;
+
 	if (!io || !name)
 		return -EINVAL;
-	return rbdl_op_remove_prog(io, name, cb, cbdata);
+	r = rbdl_op_remove_prog(io, name, cb, cbdata, &need_real);
+	if (!need_real)
+		return r;
+	RBDL_FORWARD(rbd_remove_with_progress, io, name, cb, cbdata);
 }
 
 /* ---- advisory locks ------------------------------------------------------------ */

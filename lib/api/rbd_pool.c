@@ -23,6 +23,7 @@
 #include "core/internal.h"
 #include "ops/options.h"
 #include "ops/pool.h"
+#include "real.h"
 
 #include "rbd/librbd.h"
 
@@ -150,22 +151,37 @@ RBDL_API int rbd_features_from_string(const char *str_features,
 /* ---- create ------------------------------------------------------------ */
 
 /*
+ * Creation with journaling or a mirror image mode: librbdlite cannot make
+ * such an image (its data path writes no journal, and it refuses writes to
+ * a journaled image); the system's librbd can, so these calls go there
+ * with the caller's arguments as given ("Forwarded calls" in the README;
+ * -EOPNOTSUPP without one).
+ */
+
+/*
  * Create a format-2 image (format from rbd_default_format) with the
  * configured default features, layout and data pool.  *order: 0 selects
  * rbd_default_order; the order used is stored back.  Errors: -EEXIST
  * (name taken), -EDOM (order outside [12, 25]), -EINVAL (bad layout,
- * format 1), -ENOENT (namespace or data pool missing), -EOPNOTSUPP
- * (journaling in the defaults: not supported by librbdlite).
+ * format 1), -ENOENT (namespace or data pool missing).  Journaling in the
+ * defaults: made by the system's librbd (-EOPNOTSUPP without one).
  */
 RBDL_API int rbd_create(rados_ioctx_t io, const char *name, uint64_t size,
 			int *order)
 {
 	struct rbdl_opts o;
+	bool need_real = false;
+	int order0, r;
 
 	if (!order)
 		return -EINVAL;
+	order0 = *order;
 	rbdl_opts_init(&o);
-	return rbdl_op_create_order(io, name, size, &o, order);
+	r = rbdl_op_create_order(io, name, size, &o, order, &need_real);
+	if (!need_real)
+		return r;
+	*order = order0;
+	RBDL_FORWARD(rbd_create, io, name, size, order);
 }
 
 /*
@@ -176,7 +192,15 @@ RBDL_API int rbd_create(rados_ioctx_t io, const char *name, uint64_t size,
 RBDL_API int rbd_create2(rados_ioctx_t io, const char *name, uint64_t size,
 			 uint64_t features, int *order)
 {
-	return rbdl_op_create_explicit(io, name, size, features, order, 0, 0);
+	int order0 = order ? *order : 0, r;
+	bool need_real = false;
+
+	r = rbdl_op_create_explicit(io, name, size, features, order, 0, 0,
+				    &need_real);
+	if (!need_real)
+		return r;
+	*order = order0;
+	RBDL_FORWARD(rbd_create2, io, name, size, features, order);
 }
 
 /*
@@ -188,8 +212,16 @@ RBDL_API int rbd_create3(rados_ioctx_t io, const char *name, uint64_t size,
 			 uint64_t features, int *order, uint64_t stripe_unit,
 			 uint64_t stripe_count)
 {
-	return rbdl_op_create_explicit(io, name, size, features, order, stripe_unit,
-			       stripe_count);
+	int order0 = order ? *order : 0, r;
+	bool need_real = false;
+
+	r = rbdl_op_create_explicit(io, name, size, features, order,
+				    stripe_unit, stripe_count, &need_real);
+	if (!need_real)
+		return r;
+	*order = order0;
+	RBDL_FORWARD(rbd_create3, io, name, size, features, order, stripe_unit,
+		     stripe_count);
 }
 
 /*
@@ -197,13 +229,31 @@ RBDL_API int rbd_create3(rados_ioctx_t io, const char *name, uint64_t size,
  * stripe unit/count, data pool); unset options take the configured
  * defaults.  RBD_IMAGE_OPTION_ORDER is written back into opts.  Errors as
  * rbd_create2/3, plus -EINVAL for the flatten and clone_format options.
+ * With journaling or a mirror image mode the system's librbd makes the
+ * image (see above).
  */
 RBDL_API int rbd_create4(rados_ioctx_t io, const char *name, uint64_t size,
 			 rbd_image_options_t opts)
 {
+	bool need_real = false;
+	rbd_image_options_t ropts;
+	int r;
+
 	if (!opts)
 		return -EINVAL;
-	return rbdl_op_create(io, name, size, opts);
+	r = rbdl_op_create(io, name, size, opts, &need_real);
+	if (need_real) {
+		__typeof__(&rbd_create4) real_ = RBDL_REAL_FN(rbd_create4);
+
+		if (!real_)
+			return -EOPNOTSUPP;
+		r = rbdl_real_opts_copy(opts, "rbd_create4", &ropts);
+		if (r < 0)
+			return r;
+		r = real_(io, name, size, ropts);
+		rbdl_real_opts_free(ropts);
+	}
+	return r;
 }
 
 /* ---- remove ---------------------------------------------------------------------- */
@@ -218,9 +268,10 @@ RBDL_API int rbd_create4(rados_ioctx_t io, const char *name, uint64_t size,
  * entry.  Errors: -ENOENT (no such image), -ENOTEMPTY (it has snapshots,
  * of any kind: librbd would delete trash and mirror snapshots itself),
  * -EBUSY (another client watches it, i.e. has it open, or it is being
- * migrated), -EMLINK (member of a group), -EOPNOTSUPP (format 1, clones,
- * journaled or mirrored images, whose removal also has to update other
- * objects).
+ * migrated), -EMLINK (member of a group), -EOPNOTSUPP (format 1).  A
+ * journaled or mirrored image, whose removal also cleans up its journal
+ * and mirroring state, is removed by the system's librbd (-EOPNOTSUPP
+ * without one).
  * Unlike librbd 16.2 it does not pass through the trash on the way (the
  * end state is the same), and an exclusive lock left by a client that no
  * longer watches the header is dropped with the header instead of being
@@ -228,9 +279,15 @@ RBDL_API int rbd_create4(rados_ioctx_t io, const char *name, uint64_t size,
  */
 RBDL_API int rbd_remove(rados_ioctx_t io, const char *name)
 {
+	bool need_real = false;
+	int r;
+
 	if (!io || !name)
 		return -EINVAL;
-	return rbdl_op_remove(io, name);
+	r = rbdl_op_remove_prog(io, name, NULL, NULL, &need_real);
+	if (!need_real)
+		return r;
+	RBDL_FORWARD(rbd_remove, io, name);
 }
 
 /* ---- list -------------------------------------------------------------------------- */

@@ -246,7 +246,8 @@ int rbdl_op_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
 	if (r < 0)
 		return r;
 
-	r = rbdl_op_create(dest_io, destname, atomic_load(&src->size), opts);
+	r = rbdl_op_create(dest_io, destname, atomic_load(&src->size), opts,
+			   NULL);
 	if (r < 0)
 		return r;
 	rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_ORDER, order);

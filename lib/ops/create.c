@@ -342,7 +342,7 @@ static int create_v2(struct create_req *c)
  */
 static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
 			  const struct rbdl_opts *opts, const struct rbdl_conf *cf,
-			  const char *ns, const char *id)
+			  const char *ns, const char *id, bool *need_real)
 {
 	struct create_req c;
 	uint64_t v, fset = 0, fclear = 0, conflict;
@@ -427,12 +427,16 @@ static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
 	if ((c.features & RBD_FEATURE_OBJECT_MAP) &&
 	    rbdl_layout_num_objects(&c.layout, size) > MAX_OBJECT_MAP_OBJECTS)
 		return -EINVAL;
-	/* Not implemented by librbdlite: a journal, forced mirroring. */
+	/* Not implemented by librbdlite: a journal, forced mirroring (the
+	 * caller may have the system's librbd make the image). */
 	if ((c.features & RBD_FEATURE_JOURNALING) ||
 	    rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_MIRROR_IMAGE_MODE,
 			      &v) == 0) {
-		rbdl_log("creating image %s: journaling and mirroring are not "
-			 "supported by librbdlite", name);
+		if (need_real)
+			*need_real = true;
+		else
+			rbdl_log("creating image %s: journaling and mirroring "
+				 "are not supported by librbdlite", name);
 		return -EOPNOTSUPP;
 	}
 
@@ -462,7 +466,7 @@ static int create_request(rados_ioctx_t io, const char *name, uint64_t size,
  * outcome of the creation itself.
  */
 int rbdl_op_create(rados_ioctx_t io, const char *name, uint64_t size,
-		   struct rbdl_opts *opts)
+		   struct rbdl_opts *opts, bool *need_real)
 {
 	struct rbdl_conf cf;
 	uint64_t v, format, order = 0;
@@ -520,7 +524,7 @@ int rbdl_op_create(rados_ioctx_t io, const char *name, uint64_t size,
 		r = getenv("RBD_FORCE_ALLOW_V1") ? -EOPNOTSUPP : -EINVAL;
 		goto out_io;
 	}
-	r = create_request(cio, name, size, opts, &cf, ns, NULL);
+	r = create_request(cio, name, size, opts, &cf, ns, NULL, need_real);
 	rbdl_opts_set_u64(opts, RBD_IMAGE_OPTION_ORDER, order);
 out_io:
 	rados_ioctx_destroy(cio);
@@ -533,13 +537,13 @@ out:
 /* Create with *order as RBD_IMAGE_OPTION_ORDER (0: the default) and store
  * the order used back into *order; consumes o. */
 int rbdl_op_create_order(rados_ioctx_t io, const char *name, uint64_t size,
-			 struct rbdl_opts *o, int *order)
+			 struct rbdl_opts *o, int *order, bool *need_real)
 {
 	uint64_t ord;
 	int r;
 
 	rbdl_opts_set_u64(o, RBD_IMAGE_OPTION_ORDER, (uint64_t)(int64_t)*order);
-	r = rbdl_op_create(io, name, size, o);
+	r = rbdl_op_create(io, name, size, o, need_real);
 	if (rbdl_opts_get_u64(o, RBD_IMAGE_OPTION_ORDER, &ord) == 0)
 		*order = (int)ord;
 	rbdl_opts_clear(o);
@@ -550,7 +554,7 @@ int rbdl_op_create_order(rados_ioctx_t io, const char *name, uint64_t size,
  * stripe_unit, stripe_count): explicit format 2, features and layout. */
 int rbdl_op_create_explicit(rados_ioctx_t io, const char *name, uint64_t size,
 			    uint64_t features, int *order, uint64_t su,
-			    uint64_t sc)
+			    uint64_t sc, bool *need_real)
 {
 	struct rbdl_opts o;
 
@@ -561,7 +565,7 @@ int rbdl_op_create_explicit(rados_ioctx_t io, const char *name, uint64_t size,
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_FEATURES, features);
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_UNIT, su);
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_COUNT, sc);
-	return rbdl_op_create_order(io, name, size, &o, order);
+	return rbdl_op_create_order(io, name, size, &o, order, need_real);
 }
 
 /* util::generate_image_id for the cluster of io, into id (cap bytes). */
@@ -583,7 +587,7 @@ int rbdl_op_create_request(rados_ioctx_t io, const char *name, const char *id,
 
 	if (r < 0)
 		return r;
-	r = create_request(io, name, size, opts, cf, ns, id);
+	r = create_request(io, name, size, opts, cf, ns, id, NULL);
 	free(ns);
 	return r;
 }

@@ -273,7 +273,7 @@ static int create_dest(struct rbdl_image *src, const struct rbdl_parent_spec *ps
 	int r;
 
 	if (ps->pool_id < 0)
-		return rbdl_op_create(dest_io, destname, size, opts);
+		return rbdl_op_create(dest_io, destname, size, opts, NULL);
 	r = rados_ioctx_create2(src->cluster, ps->pool_id, &pio);
 	if (r < 0)
 		return r;

@@ -249,7 +249,7 @@ static int disable_features(struct rbdl_image *img, uint64_t features)
 }
 
 int rbdl_update_features(struct rbdl_image *img, uint64_t features,
-			 bool enabled)
+			 bool enabled, bool *need_real)
 {
 	const uint64_t om_fd = RBD_FEATURE_OBJECT_MAP | RBD_FEATURE_FAST_DIFF;
 	uint64_t cur;
@@ -287,10 +287,13 @@ int rbdl_update_features(struct rbdl_image *img, uint64_t features,
 	if (!enabled && (features & ~cur))
 		return -EINVAL;
 	/* No journal is written by librbdlite's data path: enabling
-	 * journaling would leave an image we could not write (and a journal
-	 * nobody appends to), disabling it needs the journal replayed. */
-	if (features & RBD_FEATURE_JOURNALING)
+	 * journaling creates one for librbd to append to (our writes to the
+	 * image are refused from then on), disabling it needs the journal
+	 * replayed: the system's librbd does both. */
+	if (features & RBD_FEATURE_JOURNALING) {
+		*need_real = true;
 		return -EOPNOTSUPP;
+	}
 	r = rbdl_maint_begin(img, true);
 	if (r < 0)
 		return r;

@@ -25,9 +25,11 @@ struct rbdl_image;
 
 /* rbd_update_features: enable (enabled) or disable features.  -EROFS on
  * read-only and snapshot opens, -EINVAL as librbd (immutable features,
- * dependencies, already in that state), -EOPNOTSUPP for journaling. */
+ * dependencies, already in that state), -EOPNOTSUPP for journaling (its
+ * journal is not librbdlite's to create or replay), when *need_real is
+ * set: the system's librbd can do it. */
 int rbdl_update_features(struct rbdl_image *img, uint64_t features,
-			 bool enabled);
+			 bool enabled, bool *need_real);
 /* rbd_rebuild_object_map: the map of the opened view (HEAD, or the
  * snapshot the image is at), then its invalid flags cleared.  -EROFS on
  * read-only opens, -EINVAL without the object-map feature; cb may be

@@ -19,19 +19,24 @@
 #include "ops/options.h"
 #include "proto/cls_rbd.h"
 
-/* rbd_create4: create from an option set; RBD_IMAGE_OPTION_ORDER is
- * written back once the order was validated. */
+/*
+ * rbd_create4: create from an option set; RBD_IMAGE_OPTION_ORDER is
+ * written back once the order was validated.  An image librbdlite cannot
+ * make (journaling, a mirror image mode) is -EOPNOTSUPP; with need_real
+ * not NULL, *need_real is then set (the system's librbd can make it) and
+ * nothing is logged.
+ */
 int rbdl_op_create(rados_ioctx_t io, const char *name, uint64_t size,
-		   struct rbdl_opts *opts);
+		   struct rbdl_opts *opts, bool *need_real);
 /* Create with *order as RBD_IMAGE_OPTION_ORDER (0: the default) and store
  * the order used back into *order; consumes (clears) o. */
 int rbdl_op_create_order(rados_ioctx_t io, const char *name, uint64_t size,
-			 struct rbdl_opts *o, int *order);
+			 struct rbdl_opts *o, int *order, bool *need_real);
 /* librbd::create(io, name, size, old_format = false, features, order,
  * stripe_unit, stripe_count): explicit format 2, features and layout. */
 int rbdl_op_create_explicit(rados_ioctx_t io, const char *name, uint64_t size,
 			    uint64_t features, int *order, uint64_t su,
-			    uint64_t sc);
+			    uint64_t sc, bool *need_real);
 
 struct rbdl_conf;
 /* A new image id (util::generate_image_id), NUL-terminated in id. */
@@ -46,9 +51,13 @@ int rbdl_op_create_request(rados_ioctx_t io, const char *name, const char *id,
 int rbdl_op_remove(rados_ioctx_t io, const char *name);
 /* rbd_remove_with_progress: fn(object, object count, arg) once per data
  * object of the trim, in order; its negative return ends the removal
- * with that value (the image stays, partly trimmed, as librbd's). */
+ * with that value (the image stays, partly trimmed, as librbd's).  A
+ * journaled or mirrored image is -EOPNOTSUPP before anything is deleted
+ * (librbd's removal cleans up their journal and mirroring state); with
+ * need_real not NULL, *need_real is then set and nothing is logged. */
 int rbdl_op_remove_prog(rados_ioctx_t io, const char *name,
-			int (*fn)(uint64_t, uint64_t, void *), void *arg);
+			int (*fn)(uint64_t, uint64_t, void *), void *arg,
+			bool *need_real);
 
 /* Images found by a listing, in listing order (strings malloc'ed). */
 struct rbdl_img_list {

@@ -56,6 +56,7 @@ struct rm_image {
 	struct rbdl_layout layout;
 	int64_t data_pool;
 	bool cancelled;			/* the progress callback said stop */
+	bool *need_real;		/* see rbdl_op_remove_prog */
 };
 
 /* rbd_remove_with_progress's callback (NULL fn: none). */
@@ -182,8 +183,11 @@ static int check_unsupported(struct rm_image *m)
 	int r;
 
 	if (m->features & RBD_FEATURE_JOURNALING) {
-		rbdl_log("removing image %s: journaled images are not "
-			 "supported by librbdlite", m->name);
+		if (m->need_real)
+			*m->need_real = true;
+		else
+			rbdl_log("removing image %s: journaled images are not "
+				 "supported by librbdlite", m->name);
 		return -EOPNOTSUPP;
 	}
 	n = rbdl_encode_string(in, sizeof(in), m->id);
@@ -193,8 +197,11 @@ static int check_unsupported(struct rm_image *m)
 			  in, (size_t)n, &out, &outlen);
 	if (r == 0) {
 		rados_buffer_free(out);
-		rbdl_log("removing image %s: mirrored images are not supported "
-			 "by librbdlite", m->name);
+		if (m->need_real)
+			*m->need_real = true;
+		else
+			rbdl_log("removing image %s: mirrored images are not "
+				 "supported by librbdlite", m->name);
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -373,7 +380,7 @@ static int trash_after_cancel(struct rm_image *m)
 /* Remove an image whose id is known; in_dir: it has a directory entry. */
 static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 			bool in_dir, const char *ns,
-			const struct rm_progress *prog)
+			const struct rm_progress *prog, bool *need_real)
 {
 	struct rm_image m;
 	struct rbdl_conf cf;
@@ -387,6 +394,7 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 	m.io = io;
 	m.name = name;
 	m.id = id;
+	m.need_real = need_real;
 	rbdl_oid_header(m.header, sizeof(m.header), id);
 	r = rm_load(&m);
 	if (r == -ENOENT || r == -EIO) {
@@ -501,7 +509,7 @@ static int finish_trashed(rados_ioctx_t io, const char *name, const char *ns,
 	rbdl_img_list_free(&l);
 	if (!id)
 		return -ENOENT;
-	r = remove_by_id(io, name, id, false, ns, prog);
+	r = remove_by_id(io, name, id, false, ns, prog, NULL);
 	if (r == 0) {
 		n = rbdl_encode_string(in, sizeof(in), id);
 		r = n < 0 ? (int)n
@@ -516,11 +524,12 @@ static int finish_trashed(rados_ioctx_t io, const char *name, const char *ns,
 
 int rbdl_op_remove(rados_ioctx_t io, const char *name)
 {
-	return rbdl_op_remove_prog(io, name, NULL, NULL);
+	return rbdl_op_remove_prog(io, name, NULL, NULL, NULL);
 }
 
 int rbdl_op_remove_prog(rados_ioctx_t io, const char *name,
-			int (*fn)(uint64_t, uint64_t, void *), void *arg)
+			int (*fn)(uint64_t, uint64_t, void *), void *arg,
+			bool *need_real)
 {
 	const struct rm_progress prog = { fn, arg };
 	rados_ioctx_t mio;
@@ -569,7 +578,7 @@ int rbdl_op_remove_prog(rados_ioctx_t io, const char *name,
 		r = -ENOENT;
 		goto out;
 	}
-	r = remove_by_id(mio, name, id, in_dir, ns, &prog);
+	r = remove_by_id(mio, name, id, in_dir, ns, &prog, need_real);
 out:
 	free(id);
 	rados_ioctx_destroy(mio);

@@ -279,6 +279,9 @@ static void create_cases(rados_ioctx_t io, const char *pool)
 		{ "objmap-no-fastdiff", RBD_FEATURE_OBJECT_MAP |
 						RBD_FEATURE_EXCLUSIVE_LOCK },
 		{ "journal-no-exlock", RBD_FEATURE_JOURNALING },
+		/* made by the system's librbd when librbdlite is asked */
+		{ "journaling", RBD_FEATURE_JOURNALING |
+					RBD_FEATURE_EXCLUSIVE_LOCK },
 		{ "operations", RBD_FEATURE_OPERATIONS |
 					RBD_FEATURE_LAYERING },
 		{ "migrating", RBD_FEATURE_MIGRATING },

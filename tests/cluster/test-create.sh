@@ -16,8 +16,9 @@
 #  3. Removal refusals, librbdlite and librbd side by side: with a
 #     snapshot (-ENOTEMPTY), while another client has the image open
 #     (-EBUSY), while another client holds its exclusive lock (-EBUSY);
-#     and what librbdlite does not remove (journaled images: -EOPNOTSUPP,
-#     image left intact); a clone is removed and detached from its parent.
+#     a journaled image, which librbdlite hands to the system's librbd
+#     (gone, with its journal objects); a clone is removed and detached
+#     from its parent.
 #  4. rbd_list and rbd_list2 agree with `rbd ls`, default namespace and a
 #     namespace, also with an image moved to the trash.
 #  5. The creation defaults from the client configuration and from pool
@@ -318,8 +319,8 @@ for lib in lite librbd; do
 done
 
 # Images whose removal must also update other objects: a clone leaves its
-# parent's list of children; a journal librbdlite does not clean up, so a
-# journaled image is refused before anything is deleted.
+# parent's list of children; a journaled image's journal goes with it
+# (librbdlite has the system's librbd remove such an image).
 P=$TAG-parent C=$TAG-clone J=$TAG-journal
 IMAGES+=("$POOL/$C" "$POOL/$P" "$POOL/$J")
 if rbd create --size 8M --image-feature layering "$POOL/$P" >/dev/null 2>&1 &&
@@ -337,9 +338,17 @@ else
 fi
 if rbd create --size 8M --image-feature exclusive-lock,journaling \
     "$POOL/$J" >/dev/null 2>&1; then
-    expect "rm lite: a journaled image (not supported)" "ret=-95" \
+    jid=$(rbd info --format json "$POOL/$J" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+    njournal=$(rados -p "$POOL" ls | grep -c "^journal\.$jid")
+    expect "rm lite: a journaled image (by the system's librbd)" "ret=0" \
         "$("$LITE" rm "$POOL" - "$J")"
-    check "rm lite: the journaled image is intact" rbd info "$POOL/$J"
+    if ! rbd info "$POOL/$J" >/dev/null 2>&1 && ((njournal > 0)) &&
+        [[ $(rados -p "$POOL" ls | grep -c "^journal\.$jid") == 0 ]]; then
+        pass "rm lite: the journaled image and its $njournal journal objects are gone"
+    else
+        fail "rm lite: the journaled image and its journal objects are gone" \
+            "(journal objects before: $njournal)"
+    fi
 else
     fail "make a journaled image"
 fi
