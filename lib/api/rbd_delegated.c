@@ -130,19 +130,8 @@ RBDL_API int rbd_migration_prepare(rados_ioctx_t ioctx, const char *image_name,
 				   const char *dest_image_name,
 				   rbd_image_options_t opts)
 {
-	__typeof__(&rbd_migration_prepare) real_ =
-		RBDL_REAL_FN(rbd_migration_prepare);
-	rbd_image_options_t ropts;
-	int r;
-
-	if (!real_)
-		return -EOPNOTSUPP;
-	r = rbdl_real_opts_copy(opts, "rbd_migration_prepare", &ropts);
-	if (r < 0)
-		return r;
-	r = real_(ioctx, image_name, dest_ioctx, dest_image_name, ropts);
-	rbdl_real_opts_free(ropts);
-	return r;
+	RBDL_FORWARD_OPTS(rbd_migration_prepare, opts, ioctx, image_name,
+			  dest_ioctx, dest_image_name, real_opts_);
 }
 
 RBDL_API int rbd_migration_prepare_import(const char *source_spec,
@@ -150,19 +139,8 @@ RBDL_API int rbd_migration_prepare_import(const char *source_spec,
 					  const char *dest_image_name,
 					  rbd_image_options_t opts)
 {
-	__typeof__(&rbd_migration_prepare_import) real_ =
-		RBDL_REAL_FN(rbd_migration_prepare_import);
-	rbd_image_options_t ropts;
-	int r;
-
-	if (!real_)
-		return -EOPNOTSUPP;
-	r = rbdl_real_opts_copy(opts, "rbd_migration_prepare_import", &ropts);
-	if (r < 0)
-		return r;
-	r = real_(source_spec, dest_ioctx, dest_image_name, ropts);
-	rbdl_real_opts_free(ropts);
-	return r;
+	RBDL_FORWARD_OPTS(rbd_migration_prepare_import, opts, source_spec,
+			  dest_ioctx, dest_image_name, real_opts_);
 }
 
 RBDL_API int rbd_migration_execute(rados_ioctx_t ioctx, const char *image_name)

@@ -236,24 +236,14 @@ RBDL_API int rbd_create4(rados_ioctx_t io, const char *name, uint64_t size,
 			 rbd_image_options_t opts)
 {
 	bool need_real = false;
-	rbd_image_options_t ropts;
 	int r;
 
 	if (!opts)
 		return -EINVAL;
 	r = rbdl_op_create(io, name, size, opts, &need_real);
-	if (need_real) {
-		__typeof__(&rbd_create4) real_ = RBDL_REAL_FN(rbd_create4);
-
-		if (!real_)
-			return -EOPNOTSUPP;
-		r = rbdl_real_opts_copy(opts, "rbd_create4", &ropts);
-		if (r < 0)
-			return r;
-		r = real_(io, name, size, ropts);
-		rbdl_real_opts_free(ropts);
-	}
-	return r;
+	if (!need_real)
+		return r;
+	RBDL_FORWARD_OPTS(rbd_create4, opts, io, name, size, real_opts_);
 }
 
 /* ---- remove ---------------------------------------------------------------------- */

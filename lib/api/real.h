@@ -75,6 +75,26 @@ void rbdl_real_opts_free(rbd_image_options_t real_opts);
 		return real_(__VA_ARGS__);                               \
 	} while (0)
 
+/*
+ * RBDL_FORWARD with librbdlite's image options opts copied into a real
+ * options object first; the copy is named real_opts_ in the arguments,
+ * e.g. RBDL_FORWARD_OPTS(rbd_create4, opts, io, name, size, real_opts_).
+ */
+#define RBDL_FORWARD_OPTS(fn, opts, ...)                                 \
+	do {                                                             \
+		__typeof__(&fn) real_ = RBDL_REAL_FN(fn);                \
+		rbd_image_options_t real_opts_;                          \
+		int r_;                                                  \
+		if (!real_)                                              \
+			return -EOPNOTSUPP;                              \
+		r_ = rbdl_real_opts_copy(opts, #fn, &real_opts_);        \
+		if (r_ < 0)                                              \
+			return r_;                                       \
+		r_ = real_(__VA_ARGS__);                                 \
+		rbdl_real_opts_free(real_opts_);                         \
+		return r_;                                               \
+	} while (0)
+
 #define RBDL_FORWARD_VOID(fn, ...)                                       \
 	do {                                                             \
 		__typeof__(&fn) real_ = RBDL_REAL_FN(fn);                \
