@@ -92,37 +92,38 @@ static bool all_zero(const char *p, size_t n)
 	return rbdl_plan_all_zero(p, n);
 }
 
-/* C_CopyRead: write the non-zero sparse_size chunks of buf (the source's
- * [off, off + len)) to dest, consecutive ones as one write. */
-static int write_sparse(struct rbdl_image *dest, uint64_t off, char *buf,
-			size_t len, size_t sparse)
+int rbdl_op_write_runs(struct rbdl_image *dest, uint64_t off, char *buf,
+		       size_t len, size_t gran, bool zero_holes)
 {
-	size_t pos = 0, wofs = 0, wlen = 0;
+	size_t pos = 0;
 
 	while (pos < len) {
-		size_t ext = pos + sparse > len ? len - pos : sparse;
+		size_t ext = len - pos < gran ? len - pos : gran;
 		bool zero = all_zero(buf + pos, ext);
+		size_t end = pos + ext;
 
-		pos += ext;
-		if (!zero)
-			wlen += ext;
-		if (zero && wlen == 0)
-			wofs += ext;
-		if ((zero || pos == len) && wlen) {
+		while (end < len) {
+			size_t e = len - end < gran ? len - end : gran;
+
+			if (all_zero(buf + end, e) != zero)
+				break;
+			end += e;
+		}
+		if (!zero || zero_holes) {
 			struct rbdl_io_args a = {
-				.op = RBDL_OP_WRITE,
-				.off = off + wofs,
-				.len = wlen,
-				.buf = buf + wofs,
-				.op_flags = LIBRADOS_OP_FLAG_FADVISE_DONTNEED,
+				.op = zero ? RBDL_OP_WRITE_ZEROES : RBDL_OP_WRITE,
+				.off = off + pos,
+				.len = end - pos,
+				.buf = zero ? NULL : buf + pos,
+				.op_flags = zero ? 0
+						 : LIBRADOS_OP_FLAG_FADVISE_DONTNEED,
 			};
 			ssize_t r = rbdl_io_sync(dest, &a);
 
 			if (r < 0)
 				return (int)r;
-			wofs = pos;
-			wlen = 0;
 		}
+		pos = end;
 	}
 	return 0;
 }
@@ -189,7 +190,8 @@ int rbdl_op_copy_to(struct rbdl_image *src, struct rbdl_image *dest,
 			break;
 		}
 		if (!all_zero(buf, (size_t)n))
-			r = write_sparse(dest, off, buf, (size_t)n, sparse);
+			r = rbdl_op_write_runs(dest, off, buf, (size_t)n,
+					       sparse, false);
 	}
 	free(buf);
 	free(m.bits);

@@ -40,6 +40,15 @@ int rbdl_op_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
 int rbdl_op_copy_opts(struct rbdl_image *src, struct rbdl_opts *opts,
 		      bool deep, uint64_t *order);
 
+/*
+ * Write buf (dest's [off, off + len)) in chunks of gran bytes, runs of
+ * consecutive non-zero chunks as one write each; runs of zero chunks as
+ * one write-zeroes each if zero_holes, else not at all (librbd's
+ * C_CopyRead with sparse_size gran).  0 or the first write's errno.
+ */
+int rbdl_op_write_runs(struct rbdl_image *dest, uint64_t off, char *buf,
+		       size_t len, size_t gran, bool zero_holes);
+
 /* librbd::copy(src, dest, prog_ctx, sparse_size): metadata and non-zero
  * data of src's view into dest; -EINVAL if dest is smaller. */
 int rbdl_op_copy_to(struct rbdl_image *src, struct rbdl_image *dest,

@@ -87,41 +87,6 @@ struct dc_copy {
 	int r;
 };
 
-/* Write buf (the source's [off, off + len)) to dest: non-zero runs as
- * writes, zero runs as write-zeroes. */
-static int put_range(struct rbdl_image *dest, uint64_t off, char *buf,
-		     size_t len)
-{
-	size_t pos = 0;
-
-	while (pos < len) {
-		size_t ext = len - pos < ZERO_RUN ? len - pos : ZERO_RUN;
-		bool zero = rbdl_plan_all_zero(buf + pos, ext);
-		size_t end = pos + ext;
-		ssize_t r;
-
-		while (end < len) {
-			size_t e = len - end < ZERO_RUN ? len - end : ZERO_RUN;
-
-			if (rbdl_plan_all_zero(buf + end, e) != zero)
-				break;
-			end += e;
-		}
-		struct rbdl_io_args a = {
-			.op = zero ? RBDL_OP_WRITE_ZEROES : RBDL_OP_WRITE,
-			.off = off + pos,
-			.len = end - pos,
-			.buf = zero ? NULL : buf + pos,
-			.op_flags = zero ? 0 : LIBRADOS_OP_FLAG_FADVISE_DONTNEED,
-		};
-		r = rbdl_io_sync(dest, &a);
-		if (r < 0)
-			return (int)r;
-		pos = end;
-	}
-	return 0;
-}
-
 /* rbd_diff_iterate2 callback: copy one changed extent, read from the
  * source at the state.  Data (zeros included) is written as data, as
  * librbd copies object extents; a hole is written as zeroes where it
@@ -162,7 +127,8 @@ static int copy_extent(uint64_t off, size_t len, int exists, void *arg)
 			got = rbdl_io_sync(c->dest, &w);
 			c->r = got < 0 ? (int)got : 0;
 		} else {
-			c->r = put_range(c->dest, off, c->buf, n);
+			c->r = rbdl_op_write_runs(c->dest, off, c->buf, n,
+						  ZERO_RUN, true);
 		}
 		if (c->r < 0)
 			return c->r;
@@ -187,14 +153,15 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * The source's snapshot ids, oldest first (*ids, *n), the largest size
- * at any snapshot or HEAD (*max_size), and the states to reproduce up to
- * view end (*states, *nstates: the user snapshots <= end, then the view
- * unless it is a user snapshot itself).
+ * The source's oldest snapshot of any namespace (*oldest, RBDL_NOSNAP
+ * without snapshots), the largest size at any snapshot or HEAD
+ * (*max_size), and the states to reproduce up to view end (*states,
+ * *nstates: the user snapshots <= end, then the view unless it is a user
+ * snapshot itself).
  */
-static int load_states(struct rbdl_image *h, uint64_t end, uint64_t **ids_out,
-		       uint32_t *n_out, uint64_t *max_size,
-		       struct dc_state **states, size_t *nstates)
+static int load_states(struct rbdl_image *h, uint64_t end, uint64_t *oldest,
+		       uint64_t *max_size, struct dc_state **states,
+		       size_t *nstates)
 {
 	uint32_t n;
 	uint64_t *ids;
@@ -240,13 +207,12 @@ static int load_states(struct rbdl_image *h, uint64_t end, uint64_t **ids_out,
 	}
 	if (r == 0 && !end_is_user)
 		v[k++].id = end;
+	*oldest = n ? ids[0] : RBDL_NOSNAP;
+	free(ids);
 	if (r < 0) {
 		states_free(v, k);
-		free(ids);
 		return r;
 	}
-	*ids_out = ids;
-	*n_out = n;
 	*states = v;
 	*nstates = k;
 	return 0;
@@ -274,10 +240,9 @@ static int create_dest(struct rbdl_image *src, const struct rbdl_parent_spec *ps
 
 	if (ps->pool_id < 0)
 		return rbdl_op_create(dest_io, destname, size, opts, NULL);
-	r = rados_ioctx_create2(src->cluster, ps->pool_id, &pio);
+	r = rbdl_ioctx_dup(src->cluster, ps->pool_id, ps->pool_namespace, &pio);
 	if (r < 0)
 		return r;
-	rados_ioctx_set_namespace(pio, ps->pool_namespace);
 	r = rbdl_op_clone_id(pio, ps->image_id, ps->snap_id, dest_io, destname,
 			     opts);
 	rados_ioctx_destroy(pio);
@@ -312,11 +277,8 @@ static int replay(struct rbdl_image *h, struct rbdl_image *dest,
 		c.size = atomic_load(&h->size);
 		view_parent(h, &ps, &ov);
 		rbdl_parent_spec_free(&ps);
-		if (flatten || !clone) {
-			/* no link to keep: the first state reads the parent */
-			if (i == 0)
-				prev_overlap = ov;
-		}
+		if (i == 0 && !clone)
+			prev_overlap = ov;	/* no link to keep */
 		cur = atomic_load(&dest->size);
 		if (ov < prev_overlap && cur > ov)
 			r = rbdl_maint_resize2(dest, ov, true, NULL, NULL);
@@ -359,9 +321,8 @@ int rbdl_op_deep_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
 	struct rbdl_handle *hh = NULL, *dh = NULL;
 	struct dc_state *st = NULL;
 	size_t nst = 0;
-	uint64_t *ids = NULL, order, flatten = 0;
+	uint64_t order, flatten = 0, oldest = RBDL_NOSNAP;
 	uint64_t size, max_size = 0, end, ov, objects;
-	uint32_t nids = 0;
 	int r;
 
 	if (!dest_io || !destname || !opts)
@@ -386,7 +347,7 @@ int rbdl_op_deep_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
 	if (r == 0)
 		r = rbdl_image_open(src->md_io, NULL, src->id, NULL, true, &hh);
 	if (r == 0)
-		r = load_states(hh->img, end, &ids, &nids, &max_size, &st, &nst);
+		r = load_states(hh->img, end, &oldest, &max_size, &st, &nst);
 	if (r < 0)
 		goto out;
 
@@ -394,7 +355,7 @@ int rbdl_op_deep_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
 	memset(&ps, 0, sizeof(ps));
 	ps.pool_id = -1;
 	if (!flatten) {
-		r = rbdl_op_snap_set_by_id(hh->img, nids ? ids[0] : RBDL_NOSNAP);
+		r = rbdl_op_snap_set_by_id(hh->img, oldest);
 		if (r < 0)
 			goto out;
 		view_parent(hh->img, &ps, &ov);
@@ -430,6 +391,5 @@ out:
 	if (hh)
 		rbdl_image_close(hh);
 	states_free(st, nst);
-	free(ids);
 	return r;
 }
