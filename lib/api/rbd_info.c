@@ -8,8 +8,9 @@
  * Each entry point checks its arguments (a NULL or closed handle, NULL
  * outputs: -EINVAL, where librbd would crash), applies librbd 16.2's
  * buffer-size protocol and hands off to ops/info.h, ops/config_list.h,
- * ops/maint.h, ops/pool.h or image/open.h.  Nothing here calls another exported rbd_*
- * function (under LD_PRELOAD it could bind to the real librbd).
+ * ops/maint.h, ops/pool.h or image/open.h.  Nothing here calls another
+ * exported rbd_* function (under LD_PRELOAD it could bind to the real
+ * librbd).
  *
  * Threading: every call but the aio ones is synchronous on the caller's
  * thread.  rbd_aio_open* and rbd_aio_close run the open or close on a
@@ -19,9 +20,10 @@
  * armed before the thread starts, so it is PENDING when the call returns.
  *
  * Ownership: strings handed out (rbd_get_group's name, the configuration
- * list's names and values) are malloc'ed for the caller's cleanup call.  An aio open works on a private duplicate of
- * the caller's I/O context and copies of its strings, made before the call
- * returns, as librbd's ImageCtx does.
+ * list's names and values) are malloc'ed for the caller's cleanup call.
+ * An aio open works on a private duplicate of the caller's I/O context and
+ * copies of its strings, made before the call returns, as librbd's
+ * ImageCtx does.
  */
 #include "config.h"
 

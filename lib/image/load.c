@@ -256,8 +256,6 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	return img;
 }
 
-/* Everything rbdl_image_alloc and rbdl_image_load set up; the owner has
- * shut down what it added (lock, watch, backing images) before. */
 uint64_t *rbdl_image_snap_ids(struct rbdl_image *img, uint32_t *n)
 {
 	uint64_t *ids;
@@ -271,6 +269,8 @@ uint64_t *rbdl_image_snap_ids(struct rbdl_image *img, uint32_t *n)
 	return ids;
 }
 
+/* Everything rbdl_image_alloc and rbdl_image_load set up; the owner has
+ * shut down what it added (lock, watch, backing images) before. */
 void rbdl_image_free(struct rbdl_image *img)
 {
 	rados_ioctx_t wr = atomic_load(&img->wr_io);
