@@ -21,6 +21,7 @@
 #include "rbd/librbd.h"
 #include "rbdlite.h"
 
+#include "api/journaled.h"
 #include "core/completion.h"
 #include "image/state.h"
 #include "core/internal.h"
@@ -373,8 +374,17 @@ RBDL_API int rbd_flush(rbd_image_t image)
 
 RBDL_API int rbd_invalidate_cache(rbd_image_t image)
 {
-	/* librbdlite has no cache: nothing to drop. */
-	return rbdl_image_from_user(image) ? 0 : -EINVAL;
+	struct rbdl_image *img = rbdl_image_from_user(image);
+	rbd_image_t real;
+
+	if (!img)
+		return -EINVAL;
+	/* A journaled image's real handle may cache; librbdlite has no
+	 * cache: nothing to drop. */
+	real = rbdl_real_image_shared(img);
+	if (real)
+		RBDL_FORWARD(rbd_invalidate_cache, real);
+	return 0;
 }
 
 /* ---- event notification -------------------------------------------------- */

@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/journaled.h"
 #include "core/internal.h"
+#include "image/refresh.h"
 #include "image/state.h"
 #include "ops/clone.h"
 #include "ops/copy.h"
@@ -38,7 +40,7 @@
 static int clone_legacy(rados_ioctx_t p_io, const char *p_name,
 			const char *p_snap, rados_ioctx_t c_io,
 			const char *c_name, uint64_t features, int *c_order,
-			uint64_t su, uint64_t sc)
+			uint64_t su, uint64_t sc, bool *need_real)
 {
 	struct rbdl_opts o;
 	int r;
@@ -51,7 +53,7 @@ static int clone_legacy(rados_ioctx_t p_io, const char *p_name,
 			  (uint64_t)(int64_t)*c_order);
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_UNIT, su);
 	rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_COUNT, sc);
-	r = rbdl_op_clone(p_io, p_name, p_snap, c_io, c_name, &o);
+	r = rbdl_op_clone(p_io, p_name, p_snap, c_io, c_name, &o, need_real);
 	rbdl_opts_clear(&o);
 	return r;
 }
@@ -63,14 +65,22 @@ static int clone_legacy(rados_ioctx_t p_io, const char *p_name,
  * clone v1 of an unprotected snapshot), -ENOENT (no such parent or
  * snapshot), -ENOSYS (no layering in the parent or in features, unknown
  * feature bits), -EEXIST (c_name taken), -EXDEV (clone v1 into another
- * namespace), the CreateRequest errnos of rbd_create4.
+ * namespace), the CreateRequest errnos of rbd_create4.  A child with
+ * journaling is made by the system's librbd, as rbd_create4 makes such an
+ * image (-EOPNOTSUPP without one).
  */
 RBDL_API int rbd_clone(rados_ioctx_t p_ioctx, const char *p_name,
 		       const char *p_snapname, rados_ioctx_t c_ioctx,
 		       const char *c_name, uint64_t features, int *c_order)
 {
-	return clone_legacy(p_ioctx, p_name, p_snapname, c_ioctx, c_name,
-			    features, c_order, 0, 0);
+	bool need_real = false;
+	int r = clone_legacy(p_ioctx, p_name, p_snapname, c_ioctx, c_name,
+			     features, c_order, 0, 0, &need_real);
+
+	if (!need_real)
+		return r;
+	RBDL_FORWARD(rbd_clone, p_ioctx, p_name, p_snapname, c_ioctx, c_name,
+		     features, c_order);
 }
 
 /* As rbd_clone with a stripe unit and count (0/0: the defaults). */
@@ -79,25 +89,39 @@ RBDL_API int rbd_clone2(rados_ioctx_t p_ioctx, const char *p_name,
 			const char *c_name, uint64_t features, int *c_order,
 			uint64_t stripe_unit, int stripe_count)
 {
-	return clone_legacy(p_ioctx, p_name, p_snapname, c_ioctx, c_name,
-			    features, c_order, stripe_unit,
-			    (uint64_t)(int64_t)stripe_count);
+	bool need_real = false;
+	int r = clone_legacy(p_ioctx, p_name, p_snapname, c_ioctx, c_name,
+			     features, c_order, stripe_unit,
+			     (uint64_t)(int64_t)stripe_count, &need_real);
+
+	if (!need_real)
+		return r;
+	RBDL_FORWARD(rbd_clone2, p_ioctx, p_name, p_snapname, c_ioctx, c_name,
+		     features, c_order, stripe_unit, stripe_count);
 }
 
 /*
  * Clone with an option set: what is not set comes from the parent
  * (features, order, striping) or the configuration (data pool, clone
  * format).  RBD_IMAGE_OPTION_FLATTEN: -EINVAL; FORMAT 1: -EINVAL.  The
- * option set is not changed.
+ * option set is not changed.  A child with journaling or a mirror image
+ * mode is made by the system's librbd (-EOPNOTSUPP without one).
  */
 RBDL_API int rbd_clone3(rados_ioctx_t p_ioctx, const char *p_name,
 			const char *p_snapname, rados_ioctx_t c_ioctx,
 			const char *c_name, rbd_image_options_t c_opts)
 {
+	bool need_real = false;
+	int r;
+
 	if (!c_opts)
 		return -EINVAL;
-	return rbdl_op_clone(p_ioctx, p_name, p_snapname, c_ioctx, c_name,
-			     c_opts);
+	r = rbdl_op_clone(p_ioctx, p_name, p_snapname, c_ioctx, c_name, c_opts,
+			  &need_real);
+	if (!need_real)
+		return r;
+	RBDL_FORWARD_OPTS(rbd_clone3, c_opts, p_ioctx, p_name, p_snapname,
+			  c_ioctx, c_name, real_opts_);
 }
 
 /* ---- flatten ------------------------------------------------------------------ */
@@ -107,6 +131,7 @@ RBDL_API int rbd_clone3(rados_ioctx_t p_ioctx, const char *p_name,
 RBDL_API int rbd_flatten(rbd_image_t image)
 {
 	GET_IMAGE(img, image);
+	RBDL_ON_JOURNAL(rbd_flatten, img);
 	return rbdl_op_flatten(img, NULL, NULL);
 }
 
@@ -116,6 +141,7 @@ RBDL_API int rbd_flatten_with_progress(rbd_image_t image,
 				       librbd_progress_fn_t cb, void *cbdata)
 {
 	GET_IMAGE(img, image);
+	RBDL_ON_JOURNAL(rbd_flatten_with_progress, img, cb, cbdata);
 	return rbdl_op_flatten(img, cb, cbdata);
 }
 
@@ -335,24 +361,82 @@ RBDL_API int rbd_list_descendants(rbd_image_t image,
 
 /* ---- copies ------------------------------------------------------------------ */
 
+static int no_progress(uint64_t offset, uint64_t total, void *arg)
+{
+	(void)offset;
+	(void)total;
+	(void)arg;
+	return 0;
+}
+
+/*
+ * A copy whose destination has journaling or a mirror image mode
+ * (rbdl_op_copy_dest_journaled): librbdlite does not make such an image,
+ * so the system's librbd runs the whole copy, on a real handle of src at
+ * src's view (-EOPNOTSUPP without one).  opts is filled in first as
+ * librbd fills it (the flatten option of a deep copy consumed), so that
+ * the caller sees what librbd's own copy leaves.
+ */
+static int copy_real(struct rbdl_image *src, rados_ioctx_t dest_io,
+		     const char *destname, struct rbdl_opts *opts, bool deep,
+		     size_t sparse, librbd_progress_fn_t cb, void *arg)
+{
+	__typeof__(&rbd_copy_with_progress4) copy_fn =
+		RBDL_REAL_FN(rbd_copy_with_progress4);
+	__typeof__(&rbd_deep_copy_with_progress) deep_fn =
+		RBDL_REAL_FN(rbd_deep_copy_with_progress);
+	rbd_image_options_t ropts;
+	rbd_image_t h;
+	uint64_t order;
+	bool shared;
+	int r;
+
+	if (!copy_fn || !deep_fn)
+		return -EOPNOTSUPP;
+	r = rbdl_op_copy_opts(src, opts, deep, &order);
+	if (r == 0)
+		r = rbdl_real_opts_copy(opts, "rbd_copy", &ropts);
+	if (r < 0)
+		return r;
+	if (deep)
+		rbdl_opts_unset(opts, RBD_IMAGE_OPTION_FLATTEN);
+	r = rbdl_real_image_get(src, deep ? "rbd_deep_copy" : "rbd_copy", &h,
+				&shared);
+	if (r == 0) {
+		r = deep ? deep_fn(h, dest_io, destname, ropts,
+				   cb ? cb : no_progress, arg)
+			 : copy_fn(h, dest_io, destname, ropts,
+				   cb ? cb : no_progress, arg, sparse);
+		rbdl_real_image_put(src, h, shared);
+	}
+	rbdl_real_opts_free(ropts);
+	return r;
+}
+
 /* librbd::copy(src, io, name, opts, prog_ctx, sparse_size); opts NULL: a
  * private empty option set (rbd_copy, rbd_copy_with_progress). */
 static int copy_new(rbd_image_t image, rados_ioctx_t dest_io,
 		    const char *destname, rbd_image_options_t opts,
 		    size_t sparse, librbd_progress_fn_t cb, void *arg)
 {
-	struct rbdl_opts tmp;
+	struct rbdl_opts tmp, *o = opts;
 	int r;
 
 	GET_IMAGE(src, image);
 	if (!dest_io || !destname)
 		return -EINVAL;
-	if (opts)
-		return rbdl_op_copy(src, dest_io, destname, opts, sparse, cb,
-				    arg);
-	rbdl_opts_init(&tmp);
-	r = rbdl_op_copy(src, dest_io, destname, &tmp, sparse, cb, arg);
-	rbdl_opts_clear(&tmp);
+	if (!o) {
+		rbdl_opts_init(&tmp);
+		o = &tmp;
+	}
+	r = rbdl_image_maybe_refresh(src);
+	if (r == 0 && rbdl_op_copy_dest_journaled(src, o))
+		r = copy_real(src, dest_io, destname, o, false, sparse, cb,
+			      arg);
+	else if (r == 0)
+		r = rbdl_op_copy(src, dest_io, destname, o, sparse, cb, arg);
+	if (o == &tmp)
+		rbdl_opts_clear(&tmp);
 	return r;
 }
 
@@ -362,9 +446,17 @@ static int deep_copy(rbd_image_t image, rados_ioctx_t dest_io,
 		     const char *destname, rbd_image_options_t opts,
 		     librbd_progress_fn_t cb, void *arg)
 {
+	int r;
+
 	GET_IMAGE(src, image);
 	if (!dest_io || !destname || !opts)
 		return -EINVAL;
+	r = rbdl_image_maybe_refresh(src);
+	if (r < 0)
+		return r;
+	if (rbdl_op_copy_dest_journaled(src, opts))
+		return copy_real(src, dest_io, destname, opts, true, 0, cb,
+				 arg);
 	return rbdl_op_deep_copy(src, dest_io, destname,
 				 (struct rbdl_opts *)opts, cb, arg);
 }

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "api/journaled.h"
 #include "core/internal.h"
 #include "image/open.h"
 #include "image/quiesce.h"
@@ -74,8 +75,9 @@ RBDL_API void rbd_quiesce_complete(rbd_image_t image, uint64_t handle, int r)
 /*
  * rbd_update_features: enable (enabled != 0) or disable the features in
  * features, with librbd 16.2's rules (ops/features.c).  Journaling is
- * switched by the system's librbd (-EOPNOTSUPP without one): librbdlite
- * writes no journal, and refuses writes to a journaled image.
+ * switched by the system's librbd (-EOPNOTSUPP without one), and so is
+ * every feature of a journaled image (journaled.h): librbdlite writes no
+ * journal.
  */
 RBDL_API int rbd_update_features(rbd_image_t image, uint64_t features,
 				 uint8_t enabled)
@@ -84,6 +86,8 @@ RBDL_API int rbd_update_features(rbd_image_t image, uint64_t features,
 	int r;
 
 	GET_IMAGE(img, image);
+	/* journaled (on or off now): the real handle's, journaled as ops */
+	RBDL_ON_JOURNAL(rbd_update_features, img, features, enabled);
 	r = rbdl_update_features(img, features, enabled != 0, &need_real);
 	if (!need_real)
 		return r;
@@ -97,6 +101,7 @@ RBDL_API int rbd_rebuild_object_map(rbd_image_t image, librbd_progress_fn_t cb,
 				    void *cbdata)
 {
 	GET_IMAGE(img, image);
+	RBDL_ON_JOURNAL(rbd_rebuild_object_map, img, cb, cbdata);
 	return rbdl_rebuild_object_map(img, cb, cbdata);
 }
 
@@ -105,6 +110,7 @@ RBDL_API int rbd_rebuild_object_map(rbd_image_t image, librbd_progress_fn_t cb,
 RBDL_API int rbd_sparsify(rbd_image_t image, size_t sparse_size)
 {
 	GET_IMAGE(img, image);
+	RBDL_ON_JOURNAL(rbd_sparsify, img, sparse_size);
 	return rbdl_sparsify(img, sparse_size, NULL, NULL);
 }
 
@@ -113,5 +119,7 @@ RBDL_API int rbd_sparsify_with_progress(rbd_image_t image, size_t sparse_size,
 					librbd_progress_fn_t cb, void *cbdata)
 {
 	GET_IMAGE(img, image);
+	RBDL_ON_JOURNAL(rbd_sparsify_with_progress, img, sparse_size, cb,
+			cbdata);
 	return rbdl_sparsify(img, sparse_size, cb, cbdata);
 }

@@ -25,6 +25,7 @@
 #include "proto/cls_rbd.h"
 #include "ops/diff.h"
 #include "image/state.h"
+#include "api/journaled.h"
 #include "core/internal.h"
 #include "ops/maint.h"
 
@@ -458,24 +459,31 @@ RBDL_API int rbd_snap_exists(rbd_image_t image, const char *snapname,
 RBDL_API int rbd_resize(rbd_image_t image, uint64_t size)
 {
 	GET_IMAGE(img, image);
+	RBDL_ON_JOURNAL(rbd_resize, img, size);
 	return rbdl_maint_resize(img, size);
 }
 
 RBDL_API int rbd_snap_create(rbd_image_t image, const char *snapname)
 {
 	GET_IMAGE(img, image);
+	if (snapname)
+		RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_create, img, snapname);
 	return rbdl_maint_snap_create(img, snapname);
 }
 
 RBDL_API int rbd_snap_remove(rbd_image_t image, const char *snapname)
 {
 	GET_IMAGE(img, image);
+	if (snapname)
+		RBDL_ON_JOURNAL(rbd_snap_remove, img, snapname);
 	return rbdl_maint_snap_remove(img, snapname);
 }
 
 RBDL_API int rbd_snap_rollback(rbd_image_t image, const char *snapname)
 {
 	GET_IMAGE(img, image);
+	if (snapname)
+		RBDL_ON_JOURNAL(rbd_snap_rollback, img, snapname);
 	return rbdl_maint_snap_rollback(img, snapname);
 }
 
@@ -517,6 +525,12 @@ RBDL_API int rbd_diff_iterate2(rbd_image_t image, const char *fromsnapname,
 			       void *arg)
 {
 	GET_IMAGE(img, image);
+	/* a journaled image's writes may sit in its real handle's cache */
+	rbd_image_t real = rbdl_real_image_shared(img);
+
+	if (real && cb)
+		RBDL_FORWARD(rbd_diff_iterate2, real, fromsnapname, ofs, len,
+			     include_parent, whole_object, cb, arg);
 	return rbdl_diff_iterate(img, fromsnapname, ofs, len, whole_object != 0,
 				 include_parent != 0, cb, arg);
 }
@@ -549,6 +563,10 @@ RBDL_API int rbd_is_exclusive_lock_owner(rbd_image_t image, int *is_owner)
 	GET_IMAGE(img, image);
 	if (!is_owner)
 		return -EINVAL;
+	rbd_image_t real = rbdl_real_image_shared(img);
+
+	if (real)
+		RBDL_FORWARD(rbd_is_exclusive_lock_owner, real, is_owner);
 	return rbdl_lock_check_owner(img, is_owner);
 }
 
@@ -558,12 +576,18 @@ RBDL_API int rbd_lock_acquire(rbd_image_t image, rbd_lock_mode_t lock_mode)
 	/* Only the managed exclusive lock, as librbd 16.2. */
 	if (lock_mode != RBD_LOCK_MODE_EXCLUSIVE)
 		return -EOPNOTSUPP;
+	/* a journaled image's lock is its real handle's */
+	RBDL_ON_JOURNAL(rbd_lock_acquire, img, lock_mode);
 	return rbdl_lock_acquire_user(img);
 }
 
 RBDL_API int rbd_lock_release(rbd_image_t image)
 {
 	GET_IMAGE(img, image);
+	rbd_image_t real = rbdl_real_image_shared(img);
+
+	if (real)
+		RBDL_FORWARD(rbd_lock_release, real);
 	return rbdl_lock_release_user(img);
 }
 
@@ -673,6 +697,8 @@ RBDL_API int rbd_metadata_set(rbd_image_t image, const char *key,
 			      const char *value)
 {
 	GET_IMAGE(img, image);
+	if (key && value)
+		RBDL_ON_JOURNAL(rbd_metadata_set, img, key, value);
 	return rbdl_maint_metadata_set(img, key, value);
 }
 

@@ -36,6 +36,7 @@
 
 #include "core/completion.h"
 #include "core/ctl.h"
+#include "api/journaled.h"
 #include "core/internal.h"
 #include "image/open.h"
 #include "image/refresh.h"
@@ -216,6 +217,7 @@ RBDL_API int rbd_metadata_remove(rbd_image_t image, const char *key)
 	GET_IMAGE(img, image);
 	if (!key)
 		return -EINVAL;
+	RBDL_ON_JOURNAL(rbd_metadata_remove, img, key);
 	return rbdl_info_metadata_remove(img, key);
 }
 
@@ -276,13 +278,22 @@ RBDL_API void rbd_config_image_list_cleanup(rbd_config_option_t *options,
  * Rename image srcname of io's pool and namespace to destname: -EEXIST if
  * destname is taken, -ENOENT if srcname does not exist.  Runs as
  * exclusive-lock owner on images with the feature, as librbd's rename.
+ * A journaled image is renamed by the system's librbd (which journals it;
+ * -EOPNOTSUPP without one).
  */
 RBDL_API int rbd_rename(rados_ioctx_t src_io_ctx, const char *srcname,
 			const char *destname)
 {
+	bool need_real = false;
+	int r;
+
 	if (!src_io_ctx || !srcname || !destname)
 		return -EINVAL;
-	return rbdl_op_rename(src_io_ctx, srcname, destname);
+	r = rbdl_op_rename(src_io_ctx, srcname, destname, &need_real);
+	if (!need_real)
+		return r;
+	/* a journaled image: librbd journals the rename */
+	RBDL_FORWARD(rbd_rename, src_io_ctx, srcname, destname);
 }
 
 /*
@@ -295,6 +306,7 @@ RBDL_API int rbd_resize2(rbd_image_t image, uint64_t size, bool allow_shrink,
 			 librbd_progress_fn_t cb, void *cbdata)
 {
 	GET_IMAGE(img, image);
+	RBDL_ON_JOURNAL(rbd_resize2, img, size, allow_shrink, cb, cbdata);
 	return rbdl_maint_resize2(img, size, allow_shrink, cb, cbdata);
 }
 
@@ -303,6 +315,7 @@ RBDL_API int rbd_resize_with_progress(rbd_image_t image, uint64_t size,
 				      librbd_progress_fn_t cb, void *cbdata)
 {
 	GET_IMAGE(img, image);
+	RBDL_ON_JOURNAL(rbd_resize_with_progress, img, size, cb, cbdata);
 	return rbdl_maint_resize2(img, size, true, cb, cbdata);
 }
 
@@ -478,6 +491,12 @@ RBDL_API int rbd_diff_iterate(rbd_image_t image, const char *fromsnapname,
 	GET_IMAGE(img, image);
 	if (!cb)
 		return -EINVAL;
+	/* a journaled image's writes may sit in its real handle's cache */
+	rbd_image_t real = rbdl_real_image_shared(img);
+
+	if (real)
+		RBDL_FORWARD(rbd_diff_iterate, real, fromsnapname, ofs, len, cb,
+			     arg);
 	return rbdl_diff_iterate(img, fromsnapname, ofs, len, false, true, cb,
 				 arg);
 }

@@ -152,8 +152,8 @@ RBDL_API int rbd_features_from_string(const char *str_features,
 
 /*
  * Creation with journaling or a mirror image mode: librbdlite cannot make
- * such an image (its data path writes no journal, and it refuses writes to
- * a journaled image); the system's librbd can, so these calls go there
+ * such an image (its data path writes no journal: a journaled image's I/O
+ * is the system's librbd's); the system's librbd can, so these calls go there
  * with the caller's arguments as given ("Forwarded calls" in the README;
  * -EOPNOTSUPP without one).
  */

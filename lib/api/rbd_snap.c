@@ -19,6 +19,7 @@
  */
 #include "config.h"
 
+#include "api/journaled.h"
 #include "core/internal.h"
 #include "image/state.h"
 #include "ops/clone.h"
@@ -44,6 +45,7 @@ RBDL_API int rbd_snap_create2(rbd_image_t image, const char *snap_name,
 
 	if (!img || !snap_name)
 		return -EINVAL;
+	RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_create2, img, snap_name, flags, cb, cbdata);
 	return rbdl_maint_snap_create2(img, snap_name, flags, cb, cbdata);
 }
 
@@ -65,6 +67,7 @@ RBDL_API int rbd_snap_remove2(rbd_image_t image, const char *snap_name,
 
 	if (!img || !snap_name)
 		return -EINVAL;
+	RBDL_ON_JOURNAL(rbd_snap_remove2, img, snap_name, flags, cb, cbdata);
 	if (flags & RBD_SNAP_REMOVE_FLATTEN) {
 		r = rbdl_op_flatten_children(img, snap_name, cb, cbdata);
 		if (r < 0)
@@ -90,6 +93,7 @@ RBDL_API int rbd_snap_remove_by_id(rbd_image_t image, uint64_t snap_id)
 
 	if (!img)
 		return -EINVAL;
+	RBDL_ON_JOURNAL(rbd_snap_remove_by_id, img, snap_id);
 	return rbdl_maint_snap_remove_id(img, snap_id);
 }
 
@@ -105,6 +109,8 @@ RBDL_API int rbd_snap_rollback_with_progress(rbd_image_t image,
 
 	if (!img || !snap_name)
 		return -EINVAL;
+	RBDL_ON_JOURNAL(rbd_snap_rollback_with_progress, img, snap_name, cb,
+			cbdata);
 	return rbdl_maint_snap_rollback2(img, snap_name, cb, cbdata);
 }
 
@@ -128,6 +134,7 @@ RBDL_API int rbd_snap_rename(rbd_image_t image, const char *srcname,
 
 	if (!img || !srcname || !dstname)
 		return -EINVAL;
+	RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_rename, img, srcname, dstname);
 	return rbdl_op_snap_rename(img, srcname, dstname);
 }
 
@@ -139,6 +146,7 @@ RBDL_API int rbd_snap_protect(rbd_image_t image, const char *snap_name)
 
 	if (!img || !snap_name)
 		return -EINVAL;
+	RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_protect, img, snap_name);
 	return rbdl_op_snap_protect(img, snap_name);
 }
 
@@ -150,6 +158,7 @@ RBDL_API int rbd_snap_unprotect(rbd_image_t image, const char *snap_name)
 
 	if (!img || !snap_name)
 		return -EINVAL;
+	RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_unprotect, img, snap_name);
 	return rbdl_op_snap_unprotect(img, snap_name);
 }
 
@@ -254,6 +263,7 @@ RBDL_API int rbd_snap_set_limit(rbd_image_t image, uint64_t limit)
 
 	if (!img)
 		return -EINVAL;
+	RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_set_limit, img, limit);
 	return rbdl_op_snap_set_limit(img, limit);
 }
 

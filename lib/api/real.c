@@ -40,6 +40,7 @@
 
 #include "api/real.h"
 #include "core/internal.h"
+#include "image/journal.h"
 #include "image/open.h"
 #include "image/state.h"
 #include "ops/options.h"
@@ -115,8 +116,10 @@ int rbdl_real_image_open(struct rbdl_image *img, const char *fn,
 	return rbdl_real_image_open2(img, fn, false, out);
 }
 
-int rbdl_real_image_open2(struct rbdl_image *img, const char *fn,
-			  bool read_only, rbd_image_t *out)
+/* A real handle of img's image: at img's view (read-only if img is, or
+ * if read_only), or, with !at_view, read-write at HEAD. */
+static int real_open(struct rbdl_image *img, const char *fn, bool read_only,
+		     bool at_view, rbd_image_t *out)
 {
 	__typeof__(&rbd_open_by_id) open_rw = RBDL_REAL_FN(rbd_open_by_id);
 	__typeof__(&rbd_open_by_id_read_only) open_ro =
@@ -133,8 +136,8 @@ int rbdl_real_image_open2(struct rbdl_image *img, const char *fn,
 	/* The view (snapshot, read-only) as of now; it changes only under
 	 * refresh_lock (rbd_snap_set). */
 	pthread_mutex_lock(&img->refresh_lock);
-	snap_id = img->snap_id;
-	ro = img->read_only || read_only;
+	snap_id = at_view ? img->snap_id : RBDL_NOSNAP;
+	ro = at_view && (img->read_only || read_only);
 	pthread_mutex_unlock(&img->refresh_lock);
 	r = (ro ? open_ro : open_rw)(img->md_io, img->id, out, NULL);
 	if (r < 0) {
@@ -152,15 +155,53 @@ int rbdl_real_image_open2(struct rbdl_image *img, const char *fn,
 	return 0;
 }
 
+int rbdl_real_image_open2(struct rbdl_image *img, const char *fn,
+			  bool read_only, rbd_image_t *out)
+{
+	return real_open(img, fn, read_only, true, out);
+}
+
+int rbdl_real_image_open_head(struct rbdl_image *img, const char *fn,
+			      rbd_image_t *out)
+{
+	return real_open(img, fn, false, false, out);
+}
+
+rbd_image_t rbdl_real_image_shared(struct rbdl_image *img)
+{
+	return rbdl_journal_handle(img);
+}
+
+void rbdl_real_image_done(struct rbdl_image *img)
+{
+	/* Release: pairs with rbdl_image_maybe_refresh()'s acquire load, as
+	 * a header notification's increment does. */
+	atomic_fetch_add_explicit(&img->refresh_seq, 1, memory_order_release);
+}
+
+int rbdl_real_image_get(struct rbdl_image *img, const char *fn,
+			rbd_image_t *out, bool *shared)
+{
+	*out = rbdl_real_image_shared(img);
+	*shared = *out != NULL;
+	return *shared ? 0 : rbdl_real_image_open(img, fn, out);
+}
+
+void rbdl_real_image_put(struct rbdl_image *img, rbd_image_t h, bool shared)
+{
+	if (shared)
+		rbdl_real_image_done(img);
+	else
+		rbdl_real_image_close(img, h);
+}
+
 void rbdl_real_image_close(struct rbdl_image *img, rbd_image_t real)
 {
 	__typeof__(&rbd_close) close_fn = RBDL_REAL_FN(rbd_close);
 
 	if (close_fn)
 		close_fn(real);
-	/* Release: pairs with rbdl_image_maybe_refresh()'s acquire load, as
-	 * a header notification's increment does. */
-	atomic_fetch_add_explicit(&img->refresh_seq, 1, memory_order_release);
+	rbdl_real_image_done(img);
 }
 
 int rbdl_real_opts_copy(rbd_image_options_t opts, const char *fn,

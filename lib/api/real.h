@@ -44,6 +44,25 @@ int rbdl_real_image_open(struct rbdl_image *img, const char *fn,
 int rbdl_real_image_open2(struct rbdl_image *img, const char *fn,
 			  bool read_only, rbd_image_t *out);
 
+/* A read-write real handle of img's image at HEAD, whatever img's view
+ * (a journaled image's, api/journaled.c). */
+int rbdl_real_image_open_head(struct rbdl_image *img, const char *fn,
+			      rbd_image_t *out);
+
+/* img's long-lived real handle (a journaled image's, api/journaled.c) if
+ * it has one and its view is read-write HEAD, else NULL; after using it,
+ * rbdl_real_image_done() makes img re-read its header. */
+rbd_image_t rbdl_real_image_shared(struct rbdl_image *img);
+void rbdl_real_image_done(struct rbdl_image *img);
+
+/* A real handle for an image-level call on img: the shared one if img has
+ * one, else a short-lived one (rbdl_real_image_open); *shared says which.
+ * Give it back with rbdl_real_image_put(), which also makes img re-read
+ * its header.  0 or negative errno. */
+int rbdl_real_image_get(struct rbdl_image *img, const char *fn,
+			rbd_image_t *out, bool *shared);
+void rbdl_real_image_put(struct rbdl_image *img, rbd_image_t h, bool shared);
+
 /* Close a handle of rbdl_real_image_open() and make img re-read its
  * header before its next operation (the call may have changed it). */
 void rbdl_real_image_close(struct rbdl_image *img, rbd_image_t real);
@@ -103,7 +122,10 @@ void rbdl_real_opts_free(rbd_image_options_t real_opts);
 	} while (0)
 
 /*
- * An image-level call: on a short-lived real handle of image's image.  A
+ * An image-level call: on the real handle a journaled image's I/O runs on
+ * (api/journaled.c), when it has one and the view is read-write HEAD (no
+ * lock changes hands within the process), else on a short-lived real
+ * handle of image's image.  A
  * handle that librbdlite never made is passed through unchanged: it is the
  * real librbd's own, reaching us because the real librbd calls some of its
  * exported functions itself (they bind to ours first), e.g.
@@ -114,6 +136,7 @@ void rbdl_real_opts_free(rbd_image_options_t real_opts);
 		__typeof__(&fn) real_ = RBDL_REAL_FN(fn);                \
 		struct rbdl_image *img_ = rbdl_image_from_user(image);   \
 		rbd_image_t h_;                                          \
+		bool shared_;                                            \
 		int r_;                                                  \
 		if (!img_) {                                             \
 			if (!image || rbdl_image_handle_known(image))    \
@@ -124,11 +147,11 @@ void rbdl_real_opts_free(rbd_image_options_t real_opts);
 		}                                                        \
 		if (!real_)                                              \
 			return -EOPNOTSUPP;                              \
-		r_ = rbdl_real_image_open(img_, #fn, &h_);               \
+		r_ = rbdl_real_image_get(img_, #fn, &h_, &shared_);      \
 		if (r_ < 0)                                              \
 			return r_;                                       \
 		r_ = real_(h_ __VA_OPT__(, ) __VA_ARGS__);               \
-		rbdl_real_image_close(img_, h_);                         \
+		rbdl_real_image_put(img_, h_, shared_);                  \
 		return r_;                                               \
 	} while (0)
 

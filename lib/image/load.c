@@ -11,7 +11,8 @@
  *     (journaling, non-primary, migrating, dirty-cache): the open
  *     succeeds, reads work, every write-type request completes with
  *     -EROFS (rbdl_image_write_gate; a migration destination without
- *     snapshots is written, with copy-ups from its source);
+ *     snapshots is written, with copy-ups from its source; a journaled
+ *     image's requests go to the system's librbd instead, journal.h);
  *   - read-only and snapshot opens: write-type requests complete with
  *     -EROFS, as in librbd.
  * What backs a clone or a migration destination is parent.c's; the write
@@ -27,6 +28,7 @@
 #include "load.h"
 
 #include "core/internal.h"
+#include "journal.h"
 #include "proto/cls_rbd.h"
 #include "proto/oid.h"
 #include "proto/rados.h"
@@ -174,13 +176,17 @@ int rbdl_image_write_gate(const struct rbdl_image *img, uint64_t features,
 void rbdl_image_log_write_refusal(const struct rbdl_image *img,
 				  uint64_t features)
 {
-	if (img->read_only || !(features & RBDL_WRITE_UNSUPPORTED))
+	features &= RBDL_WRITE_UNSUPPORTED;
+	/* journaling alone: the system's librbd writes it (journal.h) */
+	if (rbdl_journal_io)
+		features &= ~(uint64_t)RBD_FEATURE_JOURNALING;
+	if (img->read_only || !features)
 		return;
 	rbdl_log("image %s: features 0x%" PRIx64 " (journaling, mirroring "
 		 "non-primary, migration or a dirty cache) need state that "
 		 "librbdlite does not maintain; it is opened for reading and "
 		 "writes will fail with EROFS",
-		 img->name, (uint64_t)(features & RBDL_WRITE_UNSUPPORTED));
+		 img->name, features);
 }
 
 int rbdl_image_data_ioctx(struct rbdl_image *img, rados_ioctx_t *out)
@@ -236,6 +242,7 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	pthread_mutex_init(&img->fq.lock, NULL);
 	atomic_init(&img->wr_io, NULL);
 	atomic_init(&img->pview, NULL);
+	atomic_init(&img->journal_h, NULL);
 	atomic_init(&img->refresh_seq, 0);
 	atomic_init(&img->applied_seq, 0);
 	atomic_init(&img->watch_broken, false);

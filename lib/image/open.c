@@ -20,6 +20,7 @@
 
 #include "core/ctl.h"
 #include "core/slab.h"
+#include "journal.h"
 #include "load.h"
 #include "lock.h"
 #include "objmap.h"
@@ -54,9 +55,21 @@ static int make_writable(struct rbdl_image *img)
 	return rbdl_watch_start(img);
 }
 
+const struct rbdl_journal_io *rbdl_journal_io;
+
+void rbdl_journal_close(struct rbdl_image *img)
+{
+	void *h = atomic_exchange_explicit(&img->journal_h, NULL,
+					   memory_order_acquire);
+
+	if (h)
+		rbdl_journal_io->close(h);
+}
+
 /* Undo rbdl_image_open (or a part of it) once no I/O is in flight. */
 static void image_close(struct rbdl_image *img)
 {
+	rbdl_journal_close(img);	/* first: it may hold the lock */
 	rbdl_lock_shutdown(img);	/* releases the lock if we hold it */
 	rbdl_watch_stop(img);
 	rbdl_quiesce_shutdown(img);	/* after the watch: no callback left */

@@ -42,7 +42,8 @@
 #include "rbd/features.h"
 
 /* Features whose state a writer must maintain and librbdlite cannot yet
- * (writes and maintenance operations fail with -EROFS). */
+ * (writes and maintenance operations fail with -EROFS; a journaled
+ * image's are run by the system's librbd instead, journal.h). */
 #define RBDL_WRITE_UNSUPPORTED                                               \
 	(RBD_FEATURE_JOURNALING | RBD_FEATURE_NON_PRIMARY |                  \
 	 RBD_FEATURE_MIGRATING | RBD_FEATURE_DIRTY_CACHE)
@@ -158,6 +159,8 @@ struct rbdl_image {
 	_Atomic(const struct rbdl_watch_listener *) listeners[RBDL_WATCH_LISTENERS];
 
 	rados_ioctx_t defer_io;		/* never writes: async completion */
+	/* a journaled image's real librbd handle (journal.h), or NULL */
+	_Atomic(void *) journal_h;
 
 	struct rbdl_flushq fq;
 	struct rbdl_delivery dl;

@@ -24,6 +24,7 @@
 #ifndef RBDL_IO_H
 #define RBDL_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -55,6 +56,9 @@ struct rbdl_io_args {
 	size_t data_len;		/* write-same pattern length */
 	int op_flags;			/* LIBRADOS_OP_FLAG_FADVISE_* hints */
 	int zero_flags;			/* write-zeroes */
+	/* flush: of librbdlite's own requests only, never on a journaled
+	 * image's real handle (image/journal.h) */
+	bool own;
 };
 
 /*

@@ -25,6 +25,11 @@
  * op already finished), the completion is deferred to a librados thread so
  * that a callback never runs inside the submitting call.
  *
+ * A journaled image's requests take none of these steps: once its real
+ * librbd handle exists (or a write or flush finds journaling on), the
+ * armed completion goes to the journal hook (image/journal.h), one
+ * pointer load on the path of every other image.
+ *
  * Threading and memory: see request.h.
  */
 #include "config.h"
@@ -36,6 +41,7 @@
 #include "core/slab.h"
 #include "core/stats.h"
 #include "flush.h"
+#include "image/journal.h"
 #include "image/refresh.h"
 #include "image/state.h"
 
@@ -338,13 +344,24 @@ static void submit_now(struct rbdl_image *img, struct rbdl_comp *c,
 	uint64_t len = a->len, size;
 	int r;
 
+	if (__builtin_expect(rbdl_journal_handle(img) != NULL, 0) && !a->own)
+		goto journaled;
 	if (op == RBDL_OP_FLUSH) {
+		/* librbd journals flushes too */
+		if (__builtin_expect(rbdl_journal_wanted(img), 0) && !a->own)
+			goto journaled;
 		rbdl_flush_submit(img, c);
 		return;
 	}
 	r = rbdl_image_maybe_refresh(img);
 	if (r < 0)
 		goto late;
+	if (rbdl_op_writes(op) &&
+	    __builtin_expect(atomic_load_explicit(&img->write_error,
+						  memory_order_relaxed) < 0,
+			     0) &&
+	    rbdl_journal_wanted(img))
+		goto journaled;
 	if (op == RBDL_OP_WRITE_ZEROES &&
 	    (a->zero_flags & ~RBD_WRITE_ZEROES_FLAG_THICK_PROVISION)) {
 		r = -EINVAL;
@@ -396,6 +413,10 @@ static void submit_now(struct rbdl_image *img, struct rbdl_comp *c,
 late:
 	/* librbd reports these through the completion, never inline. */
 	rbdl_comp_complete_deferred(c, r, img->defer_io);
+	return;
+journaled:
+	/* The system's librbd runs a journaled image's I/O (journal.h). */
+	rbdl_journal_io->submit(img, c, a);
 }
 
 /*

@@ -318,7 +318,8 @@ static int clone_format(const struct rbdl_opts *o, const struct rbdl_conf *cf,
  * snapshot p_snap, or (p_snap NULL) at snapshot p_snap_id. */
 static int clone_from(struct parent_snap *p_, const char *p_snap,
 		      uint64_t p_snap_id, rados_ioctx_t c_io,
-		      const char *c_name, const struct rbdl_opts *opts)
+		      const char *c_name, const struct rbdl_opts *opts,
+		      bool *need_real)
 {
 	struct parent_snap p = *p_;
 	struct rbdl_opts o;
@@ -411,7 +412,8 @@ static int clone_from(struct parent_snap *p_, const char *p_snap,
 		rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_UNIT, p.su);
 	if (rbdl_opts_get_u64(&o, RBD_IMAGE_OPTION_STRIPE_COUNT, &v))
 		rbdl_opts_set_u64(&o, RBD_IMAGE_OPTION_STRIPE_COUNT, p.sc);
-	r = rbdl_op_create_request(cio, c_name, cid, p.size, &o, &cf);
+	r = rbdl_op_create_request(cio, c_name, cid, p.size, &o, &cf,
+				   need_real);
 	if (r < 0)
 		goto out;
 
@@ -441,7 +443,7 @@ out_conf:
 
 int rbdl_op_clone(rados_ioctx_t p_io, const char *p_name, const char *p_snap,
 		  rados_ioctx_t c_io, const char *c_name,
-		  const struct rbdl_opts *opts)
+		  const struct rbdl_opts *opts, bool *need_real)
 {
 	struct parent_snap p;
 	char *out;
@@ -479,7 +481,7 @@ int rbdl_op_clone(rados_ioctx_t p_io, const char *p_name, const char *p_snap,
 			return r;
 		}
 	}
-	return clone_from(&p, p_snap, 0, c_io, c_name, opts);
+	return clone_from(&p, p_snap, 0, c_io, c_name, opts, need_real);
 }
 
 int rbdl_op_clone_id(rados_ioctx_t p_io, const char *p_id, uint64_t p_snap_id,
@@ -502,7 +504,7 @@ int rbdl_op_clone_id(rados_ioctx_t p_io, const char *p_id, uint64_t p_snap_id,
 		parent_snap_free(&p);
 		return -ENOMEM;
 	}
-	return clone_from(&p, NULL, p_snap_id, c_io, c_name, opts);
+	return clone_from(&p, NULL, p_snap_id, c_io, c_name, opts, NULL);
 }
 
 /* ---- children and descendants ------------------------------------------------ */

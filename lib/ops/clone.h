@@ -28,11 +28,13 @@ struct rbdl_image;
  * CloneRequest (validate options, open the parent snapshot, create the
  * child with CreateRequest, attach parent and child, copy the parent's
  * metadata; a failed step after the creation removes the child).  opts is
- * not changed (librbd works on a copy).
+ * not changed (librbd works on a copy).  A child with journaling or a
+ * mirror image mode is not made here: -EOPNOTSUPP before anything is
+ * created, with *need_real set (the system's librbd makes it).
  */
 int rbdl_op_clone(rados_ioctx_t p_io, const char *p_name, const char *p_snap,
 		  rados_ioctx_t c_io, const char *c_name,
-		  const struct rbdl_opts *opts);
+		  const struct rbdl_opts *opts, bool *need_real);
 
 /* The same from parent image p_id of p_io (its pool and namespace) at
  * snapshot p_snap_id of any namespace, as deep copy's CloneRequest makes

@@ -229,6 +229,17 @@ int rbdl_op_copy_opts(struct rbdl_image *src, struct rbdl_opts *opts,
 	return 0;
 }
 
+bool rbdl_op_copy_dest_journaled(struct rbdl_image *src,
+				 const struct rbdl_opts *opts)
+{
+	uint64_t features = atomic_load(&src->features), v;
+
+	rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_FEATURES, &features);
+	return (features & RBD_FEATURE_JOURNALING) ||
+	       rbdl_opts_get_u64(opts, RBD_IMAGE_OPTION_MIRROR_IMAGE_MODE,
+				 &v) == 0;
+}
+
 int rbdl_op_copy(struct rbdl_image *src, rados_ioctx_t dest_io,
 		 const char *destname, struct rbdl_opts *opts, size_t sparse,
 		 rbdl_progress_fn cb, void *arg)

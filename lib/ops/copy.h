@@ -41,6 +41,15 @@ int rbdl_op_copy_opts(struct rbdl_image *src, struct rbdl_opts *opts,
 		      bool deep, uint64_t *order);
 
 /*
+ * Whether a copy of src with options opts (unset features: the source's)
+ * makes an image with journaling or a mirror image mode, which librbdlite
+ * does not make (rbd_create4's need_real): the caller then has the
+ * system's librbd run the whole copy.  src refreshed by the caller.
+ */
+bool rbdl_op_copy_dest_journaled(struct rbdl_image *src,
+				 const struct rbdl_opts *opts);
+
+/*
  * Write buf (dest's [off, off + len)) in chunks of gran bytes, runs of
  * consecutive non-zero chunks as one write each; runs of zero chunks as
  * one write-zeroes each if zero_holes, else not at all (librbd's

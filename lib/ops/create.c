@@ -580,14 +580,14 @@ void rbdl_op_generate_id(rados_ioctx_t io, char *id, size_t cap)
  * overrides. */
 int rbdl_op_create_request(rados_ioctx_t io, const char *name, const char *id,
 			   uint64_t size, const struct rbdl_opts *opts,
-			   const struct rbdl_conf *cf)
+			   const struct rbdl_conf *cf, bool *need_real)
 {
 	char *ns;
 	int r = rbdl_ioctx_namespace(io, &ns);
 
 	if (r < 0)
 		return r;
-	r = create_request(io, name, size, opts, cf, ns, id, NULL);
+	r = create_request(io, name, size, opts, cf, ns, id, need_real);
 	free(ns);
 	return r;
 }

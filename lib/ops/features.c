@@ -15,9 +15,10 @@
  *   disable: exclusive-lock needs object-map off (-EINVAL); remove the
  *            maps, set the features, clear the flags, HEADER_UPDATE, and
  *            release the lock.
- *   Journaling is refused with -EOPNOTSUPP: librbdlite's data path writes
- *   no journal, so it can neither start one (the image would then be
- *   unwritable here) nor retire one consistently.
+ *   Journaling is refused with -EOPNOTSUPP and *need_real: librbdlite's
+ *   data path writes no journal, so it can neither start one nor retire
+ *   one consistently; the system's librbd does (and runs a journaled
+ *   image's I/O and changes, api/journaled.c).
  *   Our own open follows: the lock is set up or torn down, the HEAD map
  *   loaded or unloaded.
  *
@@ -287,8 +288,8 @@ int rbdl_update_features(struct rbdl_image *img, uint64_t features,
 	if (!enabled && (features & ~cur))
 		return -EINVAL;
 	/* No journal is written by librbdlite's data path: enabling
-	 * journaling creates one for librbd to append to (our writes to the
-	 * image are refused from then on), disabling it needs the journal
+	 * journaling creates one for librbd to append to (the image's I/O is
+	 * then librbd's, image/journal.h), disabling it needs the journal
 	 * replayed: the system's librbd does both. */
 	if (features & RBD_FEATURE_JOURNALING) {
 		*need_real = true;

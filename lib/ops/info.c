@@ -396,7 +396,8 @@ static int rename_v2(struct rbdl_image *img, const char *dst)
 	return rbdl_remove_if_exists(img->md_io, src_oid);
 }
 
-int rbdl_op_rename(rados_ioctx_t io, const char *srcname, const char *dstname)
+int rbdl_op_rename(rados_ioctx_t io, const char *srcname, const char *dstname,
+		   bool *need_real)
 {
 	struct rbdl_handle *h;
 	int r = rbdl_image_open(io, srcname, NULL, NULL, false, &h);
@@ -405,6 +406,12 @@ int rbdl_op_rename(rados_ioctx_t io, const char *srcname, const char *dstname)
 		return r;
 	struct rbdl_image *img = h->img;
 
+	if (atomic_load(&img->features) & RBD_FEATURE_JOURNALING) {
+		/* librbd journals the rename: its call, not ours */
+		rbdl_image_close(h);
+		*need_real = true;
+		return -EOPNOTSUPP;
+	}
 	r = name_exists(img->md_io, dstname);
 	if (r == 0)
 		r = -EEXIST;

@@ -62,9 +62,11 @@ void rbdl_info_metadata_free(struct rbdl_md_pair *v, size_t n);
  * a snapshot (the key is looked up first, as librbd does). */
 int rbdl_info_metadata_remove(struct rbdl_image *img, const char *key);
 
-/* rbd_rename of image srcname in io's pool and namespace. */
+/* rbd_rename of image srcname in io's pool and namespace; a journaled
+ * image is not renamed here: -EOPNOTSUPP with *need_real set (librbd
+ * journals the rename). */
 int rbdl_op_rename(rados_ioctx_t io, const char *srcname,
-		   const char *dstname);
+		   const char *dstname, bool *need_real);
 
 /* rbd_read_iterate: cb(offset from ofs, length, data, arg) per stripe
  * period; the total read or the first negative (an error or cb's). */

@@ -309,11 +309,14 @@ int rbdl_maint_metadata_set(struct rbdl_image *img, const char *key,
 
 int rbdl_maint_snap_set(struct rbdl_image *img, const char *name)
 {
-	struct rbdl_io_args a = { .op = RBDL_OP_FLUSH };
+	struct rbdl_io_args a = { .op = RBDL_OP_FLUSH, .own = true };
 	int r;
 
 	pthread_mutex_lock(&img->maint_mu);
-	/* In-flight reads finish on the view they started with. */
+	/* In-flight reads finish on the view they started with.  Our own
+	 * requests only: a journaled image's real handle keeps its view,
+	 * HEAD (and a flush there would be journaled, or fail with -EROFS
+	 * after rbd_lock_release; librbd's snap_set does neither). */
 	r = (int)rbdl_io_sync(img, &a);
 	if (r == 0)
 		r = rbdl_image_set_snap(img, name);

@@ -42,10 +42,11 @@ struct rbdl_conf;
 /* A new image id (util::generate_image_id), NUL-terminated in id. */
 void rbdl_op_generate_id(rados_ioctx_t io, char *id, size_t cap);
 /* image::CreateRequest alone, as CloneRequest runs it: the caller's id
- * and configuration (cf: with io's pool overrides); io is used as is. */
+ * and configuration (cf: with io's pool overrides); io is used as is.
+ * need_real as rbd_create4's (NULL: -EOPNOTSUPP logged). */
 int rbdl_op_create_request(rados_ioctx_t io, const char *name, const char *id,
 			   uint64_t size, const struct rbdl_opts *opts,
-			   const struct rbdl_conf *cf);
+			   const struct rbdl_conf *cf, bool *need_real);
 
 /* rbd_remove of image name (io and name checked by the caller). */
 int rbdl_op_remove(rados_ioctx_t io, const char *name);

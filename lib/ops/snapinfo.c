@@ -307,7 +307,9 @@ int rbdl_op_snap_get_limit(struct rbdl_image *img, uint64_t *limit)
  * Serialize with the other maintenance operations and check the image may
  * be relabelled: librbd refuses read-only opens only (a handle at a
  * snapshot may protect, rename and set the limit).  Features whose state
- * librbdlite cannot keep (journaling, ...) are refused with -EROFS.
+ * librbdlite cannot keep (journaling, ...) are refused with -EROFS (the
+ * api layer has the system's librbd change a journaled image first,
+ * api/journaled.h).
  */
 static int change_begin(struct rbdl_image *img)
 {

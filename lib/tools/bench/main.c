@@ -59,7 +59,8 @@ static void warn_features(struct parent *P)
 		uint64_t f = P->layouts[i].features;
 
 		if (lite && (f & RBD_FEATURE_JOURNALING))
-			warnx_("image %s has journaling: librbdlite refuses to write it (EROFS)",
+			warnx_("image %s has journaling: librbdlite has the system's "
+			       "librbd run its I/O (librbd's cost, not librbdlite's)",
 			       o->images[i]);
 		if (rados && (f & RBD_FEATURE_OBJECT_MAP))
 			warnx_("image %s has an object map: raw rados writes bypass it "

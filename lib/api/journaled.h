@@ -1,0 +1,59 @@
+/*
+ * journaled.h - image-level calls on a journaled image, run by the
+ * system's librbd on the image's real handle (journaled.c).
+ *
+ * librbd appends an event to the journal for every operation that changes
+ * a journaled image (snapshots, resize, flatten, features, metadata, ...),
+ * so that rbd-mirror replays it; librbdlite's own operations append
+ * nothing.  An entry point that changes the image therefore starts with
+ * RBDL_ON_JOURNAL: on a read-write open of an image that has journaling
+ * (as of a refresh now), the call is the real librbd's on the image's
+ * real handle, at HEAD, the one its I/O runs on; otherwise, or without a
+ * real librbd, it is librbdlite's, which refuses such an image with
+ * -EROFS.
+ *
+ * Threading: as the calls themselves; the real handle is shared with the
+ * image's I/O (librbd's handles are thread-safe).
+ */
+#ifndef RBDL_API_JOURNALED_H
+#define RBDL_API_JOURNALED_H
+
+#include <stdbool.h>
+
+#include "api/real.h"
+
+/*
+ * Whether img's call goes to its real handle: 1 with *out set (the handle
+ * is opened now if it has none), 0 for librbdlite's own, or a negative
+ * errno from the refresh.  any_view: also when img's view is a snapshot
+ * (the calls librbd allows there: snapshot creation, rename, protection,
+ * the limit); otherwise a snapshot view keeps librbdlite's own answer
+ * (-EROFS, as librbd's).
+ */
+int rbdl_journal_route(struct rbdl_image *img, bool any_view,
+		       rbd_image_t *out);
+
+#define RBDL_ON_JOURNAL_(any_view, fn, img, ...)                         \
+	do {                                                             \
+		rbd_image_t jh_;                                         \
+		int jr_ = rbdl_journal_route(img, any_view, &jh_);       \
+		if (jr_ < 0)                                             \
+			return jr_;                                      \
+		if (jr_ > 0) {                                           \
+			__typeof__(&fn) real_ = RBDL_REAL_FN(fn);        \
+			if (!real_)                                      \
+				return -EROFS;                           \
+			jr_ = real_(jh_ __VA_OPT__(, ) __VA_ARGS__);     \
+			rbdl_real_image_done(img);                       \
+			return jr_;                                      \
+		}                                                        \
+	} while (0)
+
+/* RBDL_ON_JOURNAL(fn, img, args...): at the top of an entry point that
+ * changes the image, after its argument checks. */
+#define RBDL_ON_JOURNAL(fn, img, ...)                                    \
+	RBDL_ON_JOURNAL_(false, fn, img __VA_OPT__(, ) __VA_ARGS__)
+#define RBDL_ON_JOURNAL_ANY_VIEW(fn, img, ...)                           \
+	RBDL_ON_JOURNAL_(true, fn, img __VA_OPT__(, ) __VA_ARGS__)
+
+#endif /* RBDL_API_JOURNALED_H */
