@@ -34,6 +34,10 @@ librbd.so.1 substituted; the three transcripts must be identical.
         "librbd PATH".
     pyrbd_script.py sections
         List the section names.
+    pyrbd_script.py journal-events IMAGE
+        Print the entries in the journal of image IMAGE of the pool, one
+        per line, sorted (concurrent requests may be appended in any
+        order); for test-journal.sh.
 
 Normalisation (what legitimately differs between runs): the prefix
 becomes "P"; image, snapshot, watcher ids, cookies, client names,
@@ -1593,6 +1597,174 @@ def s_mirror(x):
     t.c('RBD.remove', r.remove, io, 'mi2')
 
 
+# librbd's journal event types (librbd/journal/Types.h)
+JOURNAL_EVENTS = ['AioDiscard', 'AioWrite', 'AioFlush', 'OpFinish', 'SnapCreate',
+                  'SnapRemove', 'SnapRename', 'SnapProtect', 'SnapUnprotect',
+                  'SnapRollback', 'Rename', 'Resize', 'Flatten', 'DemotePromote',
+                  'SnapLimit', 'UpdateFeatures', 'MetadataSet', 'MetadataRemove',
+                  'AioWriteSame', 'AioCompareAndWrite']
+JOURNAL_IO = {0, 1, 18, 19}
+JOURNAL_PREAMBLE = 0x3141592653589793
+
+
+def journal_events(io, image_id, merge=True):
+    """The events in image image_id's journal (data objects in io's
+    namespace), in append order (tag, then entry): the type and, for I/O
+    events, offset and length (entry ids and tags are left out: which
+    client appended is not compared)."""
+    pool = io.get_pool_id()
+    prefix = 'journal_data.%d.%s.' % (pool, image_id)
+    entries = []
+    for o in io.list_objects():
+        if not o.key.startswith(prefix):
+            continue
+        size, _ = io.stat(o.key)
+        buf = io.read(o.key, size)
+        pos = 0
+        while pos + 33 <= len(buf):
+            pre, ver, etid, ttid, dlen = struct.unpack_from('<QBQQI', buf, pos)
+            if pre != JOURNAL_PREAMBLE or ver != 1:
+                entries.append((1 << 64, 0, 'bad entry in %s at %d' % (o.key[len(prefix) - 1:], pos)))
+                break
+            data = buf[pos + 29:pos + 29 + dlen]
+            pos += 29 + dlen + 4
+            etype, = struct.unpack_from('<I', data, 6)
+            name = JOURNAL_EVENTS[etype] if etype < len(JOURNAL_EVENTS) else str(etype)
+            if etype in JOURNAL_IO:
+                name = (name,) + struct.unpack_from('<QQ', data, 10)
+            entries.append((ttid, etid, name))
+    entries.sort()
+    if not merge:
+        return ['%s(%d,%d)' % e[2] if isinstance(e[2], tuple) else e[2] for e in entries]
+    # a long write is split into entries of rbd_journal_max_payload_bytes:
+    # contiguous runs of one type are shown as one, with their count
+    out = []
+    for _, _, ev in entries:
+        if isinstance(ev, tuple) and out and isinstance(out[-1], list) and \
+                out[-1][0] == ev[0] and out[-1][1] + out[-1][2] == ev[1]:
+            out[-1][2] += ev[2]
+            out[-1][3] += 1
+        elif isinstance(ev, tuple):
+            out.append(list(ev) + [1])
+        else:
+            out.append(ev)
+    return ['%s(%d,%d)%s' % (e[0], e[1], e[2], '' if e[3] == 1 else ' x%d' % e[3])
+            if isinstance(e, list) else e for e in out]
+
+
+def s_journal(x):
+    """a journaled image (librbdlite runs its I/O and changes on the
+    system's librbd): I/O, snapshots, resize, metadata, features, locks,
+    a journaled clone flattened, clones, copies and deep copies of a
+    journaled image, rename; then the events in the journals and what a
+    fresh open reads."""
+    t, r, io = x.t, x.r, x.io
+    JF = (rbd.RBD_FEATURE_LAYERING | rbd.RBD_FEATURE_EXCLUSIVE_LOCK |
+          rbd.RBD_FEATURE_OBJECT_MAP | rbd.RBD_FEATURE_FAST_DIFF |
+          rbd.RBD_FEATURE_DEEP_FLATTEN | rbd.RBD_FEATURE_JOURNALING)
+    t.c('RBD.create', r.create, io, 'j1', 8 * MiB, features=JF)
+    ids = {}
+    a = x.open('J', 'j1')
+    if a:
+        ids['j1'] = a.id()
+        t.c('J.features', a.features)
+        t.c('J.is_exclusive_lock_owner', a.is_exclusive_lock_owner)
+        t.c('J.write', a.write, pat(200, 8192), 4096)
+        t.c('J.is_exclusive_lock_owner', a.is_exclusive_lock_owner)
+        t.c('J.write', a.write, b'', 0)
+        t.c('J.read', a.read, 0, 16384)
+        aio(x, 'J.aio_write', a.aio_write, pat(201, 4096), MiB)
+        aio(x, 'J.aio_read', a.aio_read, MiB, 4096)
+        aio(x, 'J.aio_write_zeroes', a.aio_write_zeroes, MiB + 512, 1024)
+        aio(x, 'J.aio_discard', a.aio_discard, 4 * MiB, 4 * MiB)
+        aio(x, 'J.aio_flush', a.aio_flush)
+        t.c('J.write', a.write, pat(202, 4096), 8 * MiB - 2048)
+        t.c('J.write_zeroes', a.write_zeroes, 8192, 4096)
+        t.c('J.discard', a.discard, 0, 4 * MiB)
+        t.c('J.write', a.write, pat(203, 3 * MiB), 512)
+        t.c('J.flush', a.flush)
+        t.c('J.invalidate_cache', a.invalidate_cache)
+        t.c('J.read', a.read, 0, 8 * MiB)
+        t.c('J.diff_iterate', lambda: diff(a, 0, 8 * MiB, None))
+        t.c('J.create_snap', a.create_snap, 's1')
+        t.c('J.create_snap', a.create_snap, 's1')
+        t.c('J.write', a.write, pat(204, 4096), 0)
+        t.c('J.diff_iterate', lambda: diff(a, 0, 8 * MiB, 's1'))
+        t.c('J.protect_snap', a.protect_snap, 's1')
+        t.c('J.rename_snap', a.rename_snap, 's1', 's2')
+        t.c('J.set_snap_limit', a.set_snap_limit, 5)
+        t.c('J.get_snap_limit', a.get_snap_limit)
+        t.c('J.remove_snap_limit', a.remove_snap_limit)
+        t.c('J.list_snaps', a.list_snaps)
+        t.c('J.resize', a.resize, 16 * MiB)
+        t.c('J.resize', a.resize, 12 * MiB, allow_shrink=False)
+        t.c('J.resize', a.resize, 12 * MiB)
+        t.c('J.size', a.size)
+        t.c('J.metadata_set', a.metadata_set, 'k1', 'v1')
+        t.c('J.metadata_remove', a.metadata_remove, 'k1')
+        t.c('J.metadata_remove', a.metadata_remove, 'k1')
+        t.c('J.metadata_list', a.metadata_list)
+        t.c('J.update_features', a.update_features, rbd.RBD_FEATURE_FAST_DIFF, False)
+        t.c('J.update_features', a.update_features, rbd.RBD_FEATURE_FAST_DIFF, True)
+        t.c('J.features', a.features)
+        t.c('J.flags', a.flags)
+        t.c('J.rebuild_object_map', a.rebuild_object_map)
+        t.c('J.sparsify', a.sparsify, 4096)
+        t.c('J.lock_release', a.lock_release)
+        t.c('J.is_exclusive_lock_owner', a.is_exclusive_lock_owner)
+        t.c('J.lock_acquire', a.lock_acquire, rbd.RBD_LOCK_MODE_EXCLUSIVE)
+        t.c('J.is_exclusive_lock_owner', a.is_exclusive_lock_owner)
+        t.c('J.lock_get_owners', a.lock_get_owners, _sort=True)
+        t.c('J.lock_release', a.lock_release)
+        t.c('J.set_snap', a.set_snap, 's2')
+        t.c('J.write', a.write, b'z' * 512, 0)
+        t.c('J.resize', a.resize, 4 * MiB)
+        t.c('J.is_protected_snap', a.is_protected_snap, 's2')
+        t.c('J.read', a.read, 0, 8 * MiB)
+        t.c('J.set_snap', a.set_snap, None)
+        t.c('J.read', a.read, 0, 12 * MiB)
+        t.c('RBD.clone', r.clone, io, 'j1', 's2', io, 'jc', features=JF)
+        c = x.open('JC', 'jc')
+        if c:
+            ids['jc'] = c.id()
+            t.c('JC.write', c.write, pat(205, 8192), 2 * MiB - 4096)
+            t.c('JC.read', c.read, 0, 4 * MiB)
+            t.c('JC.flatten', c.flatten)
+            t.c('JC.parent_info', c.parent_info)
+            t.c('JC.read', c.read, 0, 8 * MiB)
+            x.close(c)
+        t.c('RBD.clone', r.clone, io, 'j1', 's2', io, 'jc2')
+        t.c('J.copy', a.copy, io, 'jcp')
+        t.c('J.copy', a.copy, io, 'jcp2', features=JF & ~rbd.RBD_FEATURE_JOURNALING)
+        t.c('J.deep_copy', a.deep_copy, io, 'jdc')
+        t.c('RBD.remove', r.remove, io, 'jc2')
+        t.c('J.unprotect_snap', a.unprotect_snap, 's2')
+        t.c('J.rollback_to_snap', a.rollback_to_snap, 's2')
+        t.c('J.read', a.read, 0, 12 * MiB)
+        t.c('J.remove_snap', a.remove_snap, 's2')
+        t.c('J.list_snaps', a.list_snaps)
+        x.close(a)
+    t.c('RBD.rename', r.rename, io, 'j1', 'j2')
+    for n, label in (('j2', 'j1'), ('jc', 'jc'), ('jcp', 'jcp'), ('jcp2', None),
+                     ('jdc', 'jdc')):
+        b = x.open('R', n, read_only=True)
+        if b and label:
+            t.c('journal %s' % label, journal_events, io, V(ids.get(label) or b.id()))
+        if b:
+            t.c('R.list_snaps', b.list_snaps)
+            t.c('R.features', b.features)
+            t.c('R.size', b.size)
+            t.c('R.read', b.read, 0, b.size())
+            x.close(b)
+        if n == 'jdc':
+            d = x.open('D', n)
+            if d:
+                t.c('D.unprotect_snap', d.unprotect_snap, 's2')
+                t.c('D.remove_snap', d.remove_snap, 's2')
+                x.close(d)
+        t.c('RBD.remove', r.remove, io, n)
+
+
 def s_mirror_cleanup(x):
     """Pool mirroring back off (after the mirror section, on its own so that
     a crash there cannot leave the pool in image mode for the next run)."""
@@ -1804,6 +1976,7 @@ SECTIONS = [
     ('namespaces', s_namespaces),
     ('mirror', s_mirror),
     ('mirror_cleanup', s_mirror_cleanup),
+    ('journal', s_journal),
     ('migration', s_migration),
     ('encryption', s_encryption),
     ('final', s_final),
@@ -2004,6 +2177,17 @@ def main(argv):
         return 0
     if len(argv) >= 2 and argv[1] == 'whoami':
         whoami()
+        return 0
+    if len(argv) == 3 and argv[1] == 'journal-events':
+        c = rados.Rados(conffile=os.environ['CEPH_CONF'])
+        c.connect(timeout=30)
+        io = c.open_ioctx(os.environ['RBDLITE_TEST_POOL'])
+        with rbd.Image(io, argv[2], read_only=True) as img:
+            image_id = img.id()
+        for ev in sorted(journal_events(io, image_id, merge=False)):
+            print(ev)
+        io.close()
+        c.shutdown()
         return 0
     if len(argv) < 3:
         sys.stderr.write(__doc__)
