@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/entry.h"
 #include "api/journaled.h"
 #include "core/internal.h"
 #include "image/refresh.h"
@@ -25,11 +26,6 @@
 #include "ops/options.h"
 
 #include "rbd/librbd.h"
-
-#define GET_IMAGE(img, image)                                            \
-	struct rbdl_image *img = rbdl_image_from_user(image);            \
-	if (!img)                                                        \
-		return -EINVAL
 
 /* ---- clones ------------------------------------------------------------------ */
 

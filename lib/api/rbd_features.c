@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "api/entry.h"
 #include "api/journaled.h"
 #include "core/internal.h"
 #include "image/open.h"
@@ -21,11 +22,6 @@
 #include "ops/features.h"
 #include "rbd/librbd.h"
 #include "real.h"
-
-#define GET_IMAGE(img, image)                                            \
-	struct rbdl_image *img = rbdl_image_from_user(image);            \
-	if (!img)                                                        \
-		return -EINVAL
 
 /* ---- quiesce watchers ------------------------------------------------------ */
 

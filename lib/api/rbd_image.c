@@ -25,6 +25,7 @@
 #include "proto/cls_rbd.h"
 #include "ops/diff.h"
 #include "image/state.h"
+#include "api/entry.h"
 #include "api/journaled.h"
 #include "core/internal.h"
 #include "ops/maint.h"
@@ -102,11 +103,6 @@ RBDL_API int rbd_close(rbd_image_t image)
 }
 
 /* ---- information ------------------------------------------------------------ */
-
-#define GET_IMAGE(img, image)                                            \
-	struct rbdl_image *img = rbdl_image_from_user(image);            \
-	if (!img)                                                        \
-		return -EINVAL
 
 RBDL_API int rbd_stat(rbd_image_t image, rbd_image_info_t *info,
 		      size_t infosize)

@@ -36,6 +36,7 @@
 
 #include "core/completion.h"
 #include "core/ctl.h"
+#include "api/entry.h"
 #include "api/journaled.h"
 #include "core/internal.h"
 #include "image/open.h"
@@ -49,11 +50,6 @@
 #include "proto/rados.h"
 #include "rbd/librbd.h"
 #include "real.h"
-
-#define GET_IMAGE(img, image)                                            \
-	struct rbdl_image *img = rbdl_image_from_user(image);            \
-	if (!img)                                                        \
-		return -EINVAL
 
 /* ---- information ------------------------------------------------------------ */
 

@@ -7,8 +7,8 @@
  * misses the write.  So a read-write HEAD open of an image with the
  * journaling feature runs its reads, writes, discards, write-same,
  * compare-and-write and flushes on a real librbd handle of the same image
- * (opened by id on the same I/O context), made by the first write that
- * finds journaling on and kept until the image is closed.  That handle
+ * (opened by id on the same I/O context), made by the first write, flush
+ * or change that finds journaling on and kept until the image is closed.  That handle
  * takes the exclusive lock through the normal protocol, appends the
  * journal events and answers with librbd's own results.  Everything else
  * (the header, snapshots, the lock of our handle) stays librbdlite's.
@@ -56,8 +56,9 @@ static inline void *rbdl_journal_handle(struct rbdl_image *img)
 	return NULL;
 }
 
-/* Whether a write to img should be run by the system's librbd: journaling
- * on (as of the last refresh), a read-write open at HEAD, a hook. */
+/* Whether a write or flush of img should be run by the system's librbd:
+ * journaling on (as of the last refresh), a read-write open at HEAD, a
+ * hook. */
 static inline bool rbdl_journal_wanted(struct rbdl_image *img)
 {
 	return rbdl_journal_io && !img->open_ro &&
