@@ -14,10 +14,13 @@
  * value; a synchronous call (rbd_read, rbd_write, ...) is the real
  * synchronous call, whose answers differ from the aio form's in places.
  *
- * The handle is made by the first write that finds journaling on (on
- * that submitter's thread, once: an open of a few round trips) and closed
- * by the image's close.  Without a real librbd the write fails with
- * -EROFS, as librbdlite's own refusal did, and a diagnostic says why.
+ * The handle is made by the first write or flush that finds journaling
+ * on (an open of a few round trips, on the control context's internal
+ * lane: the request waits in the image's queue, as behind a refresh) or
+ * by the first change (on the caller's thread; those calls block anyway),
+ * and closed by the image's close.  Without a real librbd the write
+ * fails with -EROFS, as librbdlite's own refusal did, and a diagnostic
+ * says why.
  *
  * Threading: submit runs on any submitting thread; the real callback on
  * librbd's own thread, which completes our completion (core/completion.h

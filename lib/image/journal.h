@@ -61,10 +61,12 @@ static inline void *rbdl_journal_handle(struct rbdl_image *img)
  * hook. */
 static inline bool rbdl_journal_wanted(struct rbdl_image *img)
 {
-	return rbdl_journal_io && !img->open_ro &&
-	       !atomic_load_explicit(&img->at_snap, memory_order_relaxed) &&
-	       (atomic_load_explicit(&img->features, memory_order_relaxed) &
-		RBD_FEATURE_JOURNALING);
+	/* Relaxed: policy values, each read once; a change is followed by
+	 * a refresh the request waits for anyway. */
+	return (atomic_load_explicit(&img->features, memory_order_relaxed) &
+		RBD_FEATURE_JOURNALING) &&
+	       rbdl_journal_io && !img->open_ro &&
+	       !atomic_load_explicit(&img->at_snap, memory_order_relaxed);
 }
 
 /* Close img's real handle if it has one (image close). */

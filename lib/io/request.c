@@ -28,7 +28,8 @@
  * A journaled image's requests take none of these steps: once its real
  * librbd handle exists (or a write or flush finds journaling on), the
  * armed completion goes to the journal hook (image/journal.h), one
- * pointer load on the path of every other image.
+ * pointer load on the path of every other image.  Its first write or
+ * flush waits in the queue while the refresh task opens that handle.
  *
  * Threading and memory: see request.h.
  */
@@ -420,7 +421,24 @@ journaled:
 }
 
 /*
- * Requests waiting for a refresh.  A submission that finds a refresh due
+ * Whether request a must wait in the queue below rather than start on the
+ * submitter's thread: a refresh is due (flushes excepted), or it is the
+ * first write or flush of a journaled image, which opens the image's real
+ * librbd handle first (image/journal.h: a few round trips).
+ */
+static inline bool must_queue(struct rbdl_image *img,
+			      const struct rbdl_io_args *a)
+{
+	if (a->op != RBDL_OP_FLUSH && rbdl_image_refresh_due(img))
+		return true;
+	return __builtin_expect(rbdl_journal_wanted(img), 0) && !a->own &&
+	       (rbdl_op_writes(a->op) || a->op == RBDL_OP_FLUSH) &&
+	       !atomic_load_explicit(&img->journal_h, memory_order_relaxed);
+}
+
+/*
+ * Requests waiting for a refresh, or for a journaled image's real handle
+ * (must_queue).  A submission that finds a refresh due
  * (or requests already waiting, which it must not overtake) is copied
  * here with its iovec array (the caller's array may go when the call
  * returns; the buffers stay the caller's until completion, as in
@@ -481,7 +499,7 @@ static bool ioq_add(struct rbdl_image *img, struct rbdl_comp *c,
 	}
 	pthread_mutex_lock(&img->ioq_mu);
 	if (!atomic_load_explicit(&img->io_queued, memory_order_relaxed) &&
-	    (a->op == RBDL_OP_FLUSH || !rbdl_image_refresh_due(img))) {
+	    !must_queue(img, a)) {
 		pthread_mutex_unlock(&img->ioq_mu);
 		free(e);
 		return false;
@@ -497,7 +515,7 @@ static bool ioq_add(struct rbdl_image *img, struct rbdl_comp *c,
 	img->ioq_tail = e;
 	atomic_store_explicit(&img->io_queued, true, memory_order_relaxed);
 	if (rbdl_ctl_kick(&img->ioq_task) < 0 && img->ioq_head == e) {
-		/* No thread to run the queue: refresh on this thread. */
+		/* No thread to run the queue: start it on this thread. */
 		img->ioq_head = img->ioq_tail = NULL;
 		atomic_store_explicit(&img->io_queued, false,
 				      memory_order_relaxed);
@@ -521,14 +539,14 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 		return r;
 	rbdl_stat_inc(RBDL_STAT_IOS_SUBMITTED, 1);
 	/* A refresh that is due never runs on the submitter's thread (it
-	 * would be about 8 round trips on qemu's event loop): the request
-	 * waits for it in the queue.  Flushes only keep their place behind
+	 * would be about 8 round trips on qemu's event loop), nor does the
+	 * opening of a journaled image's real handle: the request waits in
+	 * the queue (must_queue).  Flushes only keep their place behind
 	 * queued requests.  The internal lane (the refresh task itself)
 	 * refreshes inline. */
 	if (__builtin_expect(atomic_load_explicit(&img->io_queued,
 						  memory_order_acquire) ||
-				     (a->op != RBDL_OP_FLUSH &&
-				      rbdl_image_refresh_due(img)),
+				     must_queue(img, a),
 			     0) &&
 	    !rbdl_ctl_on_lane(RBDL_CTL_INTERNAL) && ioq_add(img, c, a))
 		return 0;

@@ -2167,6 +2167,12 @@ def setup(prefix):
     io0 = c.open_ioctx(os.environ['RBDLITE_TEST_POOL'])
     for name, _ in SECTIONS:
         rbd.RBD().namespace_create(io0, namespace(prefix, name))
+    # The mirror section leaves the pool's default namespace in image
+    # mirroring mode (and so with a mirror uuid); put it there now, so
+    # that every run starts from the same pool, the first one included,
+    # whatever the cluster did before.
+    if rbd.RBD().mirror_mode_get(io0) == rbd.RBD_MIRROR_MODE_DISABLED:
+        rbd.RBD().mirror_mode_set(io0, rbd.RBD_MIRROR_MODE_IMAGE)
     io0.close()
     c.shutdown()
 
