@@ -12,6 +12,10 @@
 #   rbdio      a seeded workload of 16 requests in flight (rbdio.c) on twin
 #              journaled images: the real librbd verifies both images, and
 #              the two journals hold the same entries;
+#   qemu       qemu-io through rbdlite-run (LD_PRELOAD) on a journaled
+#              image: aio write, flush, read back, write-zeroes, discard;
+#              the real librbd reads the data back and the journal holds
+#              the writes and the discard;
 #   none       without a system librbd (RBDLITE_SYSTEM_LIBRBD naming no
 #              file) librbdlite's writes to a journaled image fail (the
 #              workload exits non-zero), a "librbdlite:" diagnostic says
@@ -29,10 +33,10 @@ set -uo pipefail
 
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
-# shellcheck source=tests/cluster/testlib.sh
-. "$HERE/testlib.sh"
-rbdl_need_cluster CEPH_CONF RBDLITE_TEST_POOL
-rbdl_need_cmds rbd diff md5sum sort
+# shellcheck source=tests/cluster/preload-env.sh
+. "$HERE/preload-env.sh"
+rbdl_preload_env rbd diff md5sum sort qemu-io head tr
+rbdl_qemu_sanrt
 rbdl_find_python || die "no python3 with the rados and rbd modules"
 BIN=$BUILDDIR/tests/cluster
 rbdl_need_progs "$BIN/edgecases-lite" "$BIN/edgecases-librbd" \
@@ -121,6 +125,36 @@ for i in "$P-wref" "$P-wlite"; do
     fi
 done
 same_journal rbdio "$P-wref" "$P-wlite"
+
+# ---- qemu ----------------------------------------------------------------------
+
+rbdl_mkimage "$P-q" 64M --image-feature "$FEATURES" "${JOPTS[@]}"
+if timeout -k 5 "$TMO" "${WRAPPED[@]}" qemu-io -f raw \
+    -c 'aio_write -P 0xab 0 64k' -c 'aio_flush' -c 'read -P 0xab 0 64k' \
+    -c 'write -z 64k 64k' -c 'discard 1M 1M' \
+    "rbd:$POOL/$P-q:conf=$CEPH_CONF" >"$TMP/qemu.log" 2>&1 &&
+    grep -q '^read 65536/65536 bytes at offset 0' "$TMP/qemu.log" &&
+    ! grep -q 'failed\|error' "$TMP/qemu.log"; then
+    pass "qemu: qemu-io writes, flushes and reads back a journaled image"
+else
+    fail "qemu: qemu-io writes, flushes and reads back a journaled image"
+    show_log "$TMP/qemu.log"
+fi
+want=$(head -c 65536 /dev/zero | tr '\0' '\253' | md5sum)
+got=$(c_rbd export --no-progress "$POOL/$P-q" - 2>/dev/null | head -c 65536 | md5sum)
+if [[ $got == "$want" ]]; then
+    pass "qemu: librbd reads the data back"
+else
+    fail "qemu: librbd reads the data back"
+fi
+if events "$P-q" "$TMP/q.ev" && grep -qx 'AioWrite(0,[0-9]*)' "$TMP/q.ev" &&
+    grep -qx 'AioDiscard(1048576,1048576)' "$TMP/q.ev" &&
+    grep -qx 'AioFlush' "$TMP/q.ev"; then
+    pass "qemu: the journal holds the writes, the flush and the discard"
+else
+    fail "qemu: the journal holds the writes, the flush and the discard" \
+        "$(tr '\n' ' ' <"$TMP/q.ev" | head -c 300)"
+fi
 
 # ---- no system librbd ----------------------------------------------------------
 
