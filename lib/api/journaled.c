@@ -31,6 +31,9 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "api/journaled.h"
 #include "api/real.h"
@@ -159,6 +162,27 @@ static void j_done(rbd_completion_t rc, void *arg)
 	rbdl_comp_complete(arg, v);
 }
 
+/*
+ * A vectored read: librbd keeps the iovec array until the read completes
+ * (io::ReadResult stores the pointer), while librbdlite promises only the
+ * buffers (io.h: the array may go when the submitting call returns, and a
+ * queued request's copy goes when it is started).  So the array is copied
+ * here and freed by the completion.
+ */
+struct j_readv {
+	struct rbdl_comp *c;
+	struct iovec iov[];
+};
+
+static void j_done_readv(rbd_completion_t rc, void *arg)
+{
+	struct j_readv *jr = arg;
+	struct rbdl_comp *c = jr->c;
+
+	free(jr);
+	j_done(rc, c);
+}
+
 static int j_start(rbd_image_t h, const struct rbdl_io_args *a,
 		   rbd_completion_t rc)
 {
@@ -221,8 +245,78 @@ static ssize_t j_sync(rbd_image_t h, const struct rbdl_io_args *a)
 	return -EINVAL;
 }
 
-static void j_submit(struct rbdl_image *img, struct rbdl_comp *c,
-		     const struct rbdl_io_args *a)
+/*
+ * What librbd must not be given, made safe as librbdlite's own path makes
+ * it (the caller refreshed img, as for any request).  librbd copies a
+ * write's whole length out of the caller's buffers before it clips the
+ * request at the image end, and its clip computes off + len, which wraps
+ * for a length near 2^64 (librbd then hangs or aborts).  So:
+ *   - a write from at or past the image end fails with -EINVAL here (what
+ *     librbd's clip answers, without the copy);
+ *   - a read or write longer than the image end allows is cut at the
+ *     image end, where librbd's clip would cut it (a writev's iovec array
+ *     is cut in a copy, *cut, which the caller frees once librbd has
+ *     taken the data);
+ *   - any other length that would wrap from an offset inside the image
+ *     is cut to what can be reached (a write-same's to whole patterns),
+ *     and librbd's clip then gives the image end, as librbdlite's does
+ *     (from past the end librbd answers -EINVAL before it adds);
+ *   - a zero-length compare-and-write aborts librbd: it completes here
+ *     with 0, as on any writable image.
+ * Returns false for a request answered here.
+ */
+static bool j_sanitize(struct rbdl_image *img, struct rbdl_comp *c,
+		       struct rbdl_io_args *t, struct iovec **cut)
+{
+	uint64_t size = atomic_load_explicit(&img->size, memory_order_acquire);
+	int r = 0;
+
+	*cut = NULL;
+	if (t->op == RBDL_OP_FLUSH)
+		return true;
+	if (t->op == RBDL_OP_CAW && t->len == 0)
+		goto answered;
+	if (t->op == RBDL_OP_WRITE && t->len && t->off >= size) {
+		r = -EINVAL;
+		goto answered;
+	}
+	if ((t->op == RBDL_OP_READ || t->op == RBDL_OP_WRITE) &&
+	    t->off < size && t->len > size - t->off) {
+		t->len = size - t->off;
+		if (t->iov && t->op == RBDL_OP_WRITE) {
+			uint64_t left = t->len;
+			int n = 0;
+
+			*cut = malloc((size_t)t->iovcnt * sizeof(**cut));
+			if (!*cut) {
+				r = -ENOMEM;
+				goto answered;
+			}
+			for (; n < t->iovcnt && left; n++) {
+				(*cut)[n] = t->iov[n];
+				if ((*cut)[n].iov_len > left)
+					(*cut)[n].iov_len = left;
+				left -= (*cut)[n].iov_len;
+			}
+			t->iov = *cut;
+			t->iovcnt = n;
+		}
+	}
+	if (t->off < size && t->len > UINT64_MAX - t->off) {
+		t->len = UINT64_MAX - t->off;
+		if (t->op == RBDL_OP_WRITESAME)
+			t->len -= t->len % t->data_len;
+	}
+	return true;
+answered:
+	rbdl_comp_complete_deferred(c, r, img->defer_io);
+	return false;
+}
+
+/* Start a (sanitized) on img's real handle: 0 when c will be completed,
+ * else a negative errno to complete it with. */
+static int j_run(struct rbdl_image *img, struct rbdl_comp *c,
+		 const struct rbdl_io_args *a)
 {
 	rbd_completion_t rc;
 	rbd_image_t h;
@@ -231,25 +325,58 @@ static void j_submit(struct rbdl_image *img, struct rbdl_comp *c,
 	pthread_once(&j_once, j_resolve);
 	if (!J.ok) {
 		j_no_librbd(img);
-		goto fail;
+		return r;
 	}
 	h = j_handle(img, &r);
 	if (!h)
-		goto fail;
+		return r;
 	if (c->internal && !a->iov) {
 		rbdl_comp_complete_deferred(c, j_sync(h, a), img->defer_io);
-		return;
+		return 0;
+	}
+	if (a->op == RBDL_OP_READ && a->iov) {
+		struct j_readv *jr = malloc(sizeof(*jr) + (size_t)a->iovcnt *
+							  sizeof(jr->iov[0]));
+		struct rbdl_io_args t = *a;
+
+		if (!jr)
+			return -ENOMEM;
+		jr->c = c;
+		memcpy(jr->iov, a->iov, (size_t)a->iovcnt * sizeof(jr->iov[0]));
+		t.iov = jr->iov;
+		r = J.create_completion(jr, j_done_readv, &rc);
+		if (r == 0) {
+			r = j_start(h, &t, rc);
+			if (r >= 0)
+				return 0;
+			J.release(rc);
+		}
+		free(jr);
+		return r;
 	}
 	r = J.create_completion(c, j_done, &rc);
 	if (r < 0)
-		goto fail;
+		return r;
 	r = j_start(h, a, rc);
 	if (r >= 0)
-		return;
+		return 0;
 	J.release(rc);
-fail:
-	/* Never inside the submitting call, as every early result. */
-	rbdl_comp_complete_deferred(c, r, img->defer_io);
+	return r;
+}
+
+static void j_submit(struct rbdl_image *img, struct rbdl_comp *c,
+		     const struct rbdl_io_args *args)
+{
+	struct rbdl_io_args t = *args;
+	struct iovec *cut;
+	int r;
+
+	if (!j_sanitize(img, c, &t, &cut))
+		return;
+	r = j_run(img, c, &t);
+	free(cut);	/* librbd copied a writev's data when it took it */
+	if (r < 0)	/* never inside the submitting call */
+		rbdl_comp_complete_deferred(c, r, img->defer_io);
 }
 
 static void j_close(void *real_handle)

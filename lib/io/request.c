@@ -345,11 +345,12 @@ static void submit_now(struct rbdl_image *img, struct rbdl_comp *c,
 	uint64_t len = a->len, size;
 	int r;
 
-	if (__builtin_expect(rbdl_journal_handle(img) != NULL, 0) && !a->own)
-		goto journaled;
 	if (op == RBDL_OP_FLUSH) {
 		/* librbd journals flushes too */
-		if (__builtin_expect(rbdl_journal_wanted(img), 0) && !a->own)
+		if (__builtin_expect(rbdl_journal_handle(img) != NULL ||
+					     rbdl_journal_wanted(img),
+				     0) &&
+		    !a->own)
 			goto journaled;
 		rbdl_flush_submit(img, c);
 		return;
@@ -357,11 +358,14 @@ static void submit_now(struct rbdl_image *img, struct rbdl_comp *c,
 	r = rbdl_image_maybe_refresh(img);
 	if (r < 0)
 		goto late;
-	if (rbdl_op_writes(op) &&
-	    __builtin_expect(atomic_load_explicit(&img->write_error,
-						  memory_order_relaxed) < 0,
-			     0) &&
-	    rbdl_journal_wanted(img))
+	/* After the refresh, as for every request: the hook clips with the
+	 * size it gives. */
+	if (__builtin_expect(rbdl_journal_handle(img) != NULL, 0) ||
+	    (rbdl_op_writes(op) &&
+	     __builtin_expect(atomic_load_explicit(&img->write_error,
+						   memory_order_relaxed) < 0,
+			      0) &&
+	     rbdl_journal_wanted(img)))
 		goto journaled;
 	if (op == RBDL_OP_WRITE_ZEROES &&
 	    (a->zero_flags & ~RBD_WRITE_ZEROES_FLAG_THICK_PROVISION)) {

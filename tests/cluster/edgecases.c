@@ -1971,6 +1971,42 @@ static int lite_only(void)
 	LO_RET("rbd_poll_io_events NULL array",
 	       rbd_poll_io_events(img, NULL, 4), -EINVAL);
 
+	/* The iovec array of an aio readv may go once the call returned
+	 * (librbdlite copies it; librbd keeps the pointer until the read
+	 * completes): the array is pointed at a decoy right after the
+	 * submission, and the read must still land in the first buffers. */
+	{
+		static const char zero[1024];
+		char want[1024], a1[512], a2[512], decoy[1024];
+		struct iovec *arr = malloc(2 * sizeof(*arr));
+
+		if (!arr)
+			die("out of memory");
+		pat(want, sizeof(want), 43);
+		if (rbd_write(img, SLOT(43), sizeof(want), want) != 1024)
+			die("write failed");
+		memset(a1, 0, sizeof(a1));
+		memset(a2, 0, sizeof(a2));
+		memset(decoy, 0, sizeof(decoy));
+		arr[0] = (struct iovec){ a1, sizeof(a1) };
+		arr[1] = (struct iovec){ a2, sizeof(a2) };
+		memset(&rec, 0, sizeof(rec));
+		rbd_aio_create_completion(&rec, cb_fn, &c);
+		r = rbd_aio_readv(img, arr, 2, SLOT(43), c);
+		arr[0] = (struct iovec){ decoy, 512 };
+		arr[1] = (struct iovec){ decoy + 512, 512 };
+		if (r == 0)
+			rbd_aio_wait_for_complete(c);
+		rv = r == 0 ? rbd_aio_get_return_value(c) : r;
+		rbd_aio_release(c);
+		free(arr);
+		lo("aio_readv, its iovec array changed after the submission",
+		   r == 0 && rv == 1024 && !memcmp(a1, want, 512) &&
+			   !memcmp(a2, want + 512, 512) &&
+			   !memcmp(decoy, zero, sizeof(decoy)),
+		   "submit=%s rval=%s", v(r), v(rv));
+	}
+
 	/* compare-and-write cases that abort the real librbd */
 	{
 		char cur[512], cmp[512];

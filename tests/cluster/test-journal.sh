@@ -9,6 +9,12 @@
 #              polling, errors) on twin journaled images: the two outputs
 #              must be identical, and so must the entries of the two
 #              journals (type, offset, length, sorted);
+#   misuse     edgecases --lite-only on a journaled image: the misuse
+#              that crashes or hangs the real librbd (lengths that wrap
+#              past 2^64, a writev longer than the address space, a
+#              zero-length compare-and-write, reused completions, a readv
+#              whose iovec array changes after the call...) is answered as
+#              librbdlite answers it, and the program survives;
 #   rbdio      a seeded workload of 16 requests in flight (rbdio.c) on twin
 #              journaled images: the real librbd verifies both images, and
 #              the two journals hold the same entries;
@@ -81,7 +87,7 @@ truncate -s 16M "$BASE"
 seq 1 400000 | head -c 1048576 | dd of="$BASE" bs=1M conv=notrunc status=none
 seq 7000000 7400000 | head -c 1048576 |
     dd of="$BASE" bs=1M seek=8 conv=notrunc status=none
-for i in "$P-eref" "$P-elite"; do
+for i in "$P-eref" "$P-elite" "$P-emis"; do
     IMAGES+=("$i")
     { c_rbd import --no-progress --image-feature "$FEATURES" "${JOPTS[@]}" \
         "$BASE" "$POOL/$i" && c_rbd snap create --no-progress "$POOL/$i@s1"; } \
@@ -106,6 +112,15 @@ else
     pass "edgecases: no refusal diagnostic"
 fi
 same_journal edgecases "$P-eref" "$P-elite"
+if timeout -k 10 "$TMO" "$BIN/edgecases-lite" --lite-only "$POOL" "$P-emis" \
+    >"$TMP/mis.out" 2>"$TMP/mis.err"; then
+    pass "misuse: librbdlite survives and answers on a journaled image ($(tail -n 1 "$TMP/mis.out"))"
+else
+    fail "misuse: librbdlite survives and answers on a journaled image" \
+        "$(rbdl_rc_text $? "$TMO")"
+    grep -v ' ok$' "$TMP/mis.out" | tail -n 5 | sed 's/^/    | /'
+    tail -n 3 "$TMP/mis.err" | sed 's/^/    | /'
+fi
 
 # ---- rbdio -------------------------------------------------------------------
 
