@@ -137,7 +137,8 @@ RBDL_API int rbd_flatten_with_progress(rbd_image_t image,
 				       librbd_progress_fn_t cb, void *cbdata)
 {
 	GET_IMAGE(img, image);
-	RBDL_ON_JOURNAL(rbd_flatten_with_progress, img, cb, cbdata);
+	RBDL_ON_JOURNAL(rbd_flatten_with_progress, img, RBDL_REAL_PROGRESS(cb),
+			cbdata);
 	return rbdl_op_flatten(img, cb, cbdata);
 }
 
@@ -357,14 +358,6 @@ RBDL_API int rbd_list_descendants(rbd_image_t image,
 
 /* ---- copies ------------------------------------------------------------------ */
 
-static int no_progress(uint64_t offset, uint64_t total, void *arg)
-{
-	(void)offset;
-	(void)total;
-	(void)arg;
-	return 0;
-}
-
 /*
  * A copy whose destination has journaling or a mirror image mode
  * (rbdl_op_copy_dest_journaled): librbdlite does not make such an image,
@@ -400,9 +393,9 @@ static int copy_real(struct rbdl_image *src, rados_ioctx_t dest_io,
 				&shared);
 	if (r == 0) {
 		r = deep ? deep_fn(h, dest_io, destname, ropts,
-				   cb ? cb : no_progress, arg)
+				   RBDL_REAL_PROGRESS(cb), arg)
 			 : copy_fn(h, dest_io, destname, ropts,
-				   cb ? cb : no_progress, arg, sparse);
+				   RBDL_REAL_PROGRESS(cb), arg, sparse);
 		rbdl_real_image_put(src, h, shared);
 	}
 	rbdl_real_opts_free(ropts);

@@ -97,7 +97,8 @@ RBDL_API int rbd_rebuild_object_map(rbd_image_t image, librbd_progress_fn_t cb,
 				    void *cbdata)
 {
 	GET_IMAGE(img, image);
-	RBDL_ON_JOURNAL(rbd_rebuild_object_map, img, cb, cbdata);
+	RBDL_ON_JOURNAL(rbd_rebuild_object_map, img, RBDL_REAL_PROGRESS(cb),
+			cbdata);
 	return rbdl_rebuild_object_map(img, cb, cbdata);
 }
 
@@ -115,7 +116,8 @@ RBDL_API int rbd_sparsify_with_progress(rbd_image_t image, size_t sparse_size,
 					librbd_progress_fn_t cb, void *cbdata)
 {
 	GET_IMAGE(img, image);
-	RBDL_ON_JOURNAL(rbd_sparsify_with_progress, img, sparse_size, cb,
+	RBDL_ON_JOURNAL(rbd_sparsify_with_progress, img, sparse_size,
+			RBDL_REAL_PROGRESS(cb),
 			cbdata);
 	return rbdl_sparsify(img, sparse_size, cb, cbdata);
 }

@@ -302,7 +302,8 @@ RBDL_API int rbd_resize2(rbd_image_t image, uint64_t size, bool allow_shrink,
 			 librbd_progress_fn_t cb, void *cbdata)
 {
 	GET_IMAGE(img, image);
-	RBDL_ON_JOURNAL(rbd_resize2, img, size, allow_shrink, cb, cbdata);
+	RBDL_ON_JOURNAL(rbd_resize2, img, size, allow_shrink,
+			RBDL_REAL_PROGRESS(cb), cbdata);
 	return rbdl_maint_resize2(img, size, allow_shrink, cb, cbdata);
 }
 
@@ -311,7 +312,8 @@ RBDL_API int rbd_resize_with_progress(rbd_image_t image, uint64_t size,
 				      librbd_progress_fn_t cb, void *cbdata)
 {
 	GET_IMAGE(img, image);
-	RBDL_ON_JOURNAL(rbd_resize_with_progress, img, size, cb, cbdata);
+	RBDL_ON_JOURNAL(rbd_resize_with_progress, img, size,
+			RBDL_REAL_PROGRESS(cb), cbdata);
 	return rbdl_maint_resize2(img, size, true, cb, cbdata);
 }
 

@@ -45,7 +45,8 @@ RBDL_API int rbd_snap_create2(rbd_image_t image, const char *snap_name,
 
 	if (!img || !snap_name)
 		return -EINVAL;
-	RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_create2, img, snap_name, flags, cb, cbdata);
+	RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_create2, img, snap_name, flags,
+				 RBDL_REAL_PROGRESS(cb), cbdata);
 	return rbdl_maint_snap_create2(img, snap_name, flags, cb, cbdata);
 }
 
@@ -67,7 +68,8 @@ RBDL_API int rbd_snap_remove2(rbd_image_t image, const char *snap_name,
 
 	if (!img || !snap_name)
 		return -EINVAL;
-	RBDL_ON_JOURNAL(rbd_snap_remove2, img, snap_name, flags, cb, cbdata);
+	RBDL_ON_JOURNAL(rbd_snap_remove2, img, snap_name, flags,
+			RBDL_REAL_PROGRESS(cb), cbdata);
 	if (flags & RBD_SNAP_REMOVE_FLATTEN) {
 		r = rbdl_op_flatten_children(img, snap_name, cb, cbdata);
 		if (r < 0)
@@ -109,7 +111,8 @@ RBDL_API int rbd_snap_rollback_with_progress(rbd_image_t image,
 
 	if (!img || !snap_name)
 		return -EINVAL;
-	RBDL_ON_JOURNAL(rbd_snap_rollback_with_progress, img, snap_name, cb,
+	RBDL_ON_JOURNAL(rbd_snap_rollback_with_progress, img, snap_name,
+			RBDL_REAL_PROGRESS(cb),
 			cbdata);
 	return rbdl_maint_snap_rollback2(img, snap_name, cb, cbdata);
 }

@@ -204,6 +204,14 @@ void rbdl_real_image_close(struct rbdl_image *img, rbd_image_t real)
 	rbdl_real_image_done(img);
 }
 
+int rbdl_real_no_progress(uint64_t offset, uint64_t total, void *arg)
+{
+	(void)offset;
+	(void)total;
+	(void)arg;
+	return 0;
+}
+
 int rbdl_real_opts_copy(rbd_image_options_t opts, const char *fn,
 			rbd_image_options_t *out)
 {

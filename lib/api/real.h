@@ -67,6 +67,11 @@ void rbdl_real_image_put(struct rbdl_image *img, rbd_image_t h, bool shared);
  * header before its next operation (the call may have changed it). */
 void rbdl_real_image_close(struct rbdl_image *img, rbd_image_t real);
 
+/* The real librbd calls a progress callback without checking it for NULL
+ * (librbdlite's calls accept NULL): what to hand it for cb. */
+int rbdl_real_no_progress(uint64_t offset, uint64_t total, void *arg);
+#define RBDL_REAL_PROGRESS(cb) ((cb) ? (cb) : rbdl_real_no_progress)
+
 /*
  * A real-librbd copy of librbdlite's image options opts (NULL stays NULL).
  * 0 or negative errno; free *out with rbdl_real_opts_free().

@@ -2069,6 +2069,20 @@ static int lite_only(void)
 	lo("rbd_write len SIZE_MAX @size-4096 (end wraps)",
 	   r == 4096 || r == -EINVAL, "ret=%s", v(r));
 
+	/* NULL progress callbacks (the real librbd calls them unchecked):
+	 * a shrink and a regrowth, a snapshot made and removed, a rollback
+	 * to it */
+	LO_RET("rbd_resize2 shrink NULL progress",
+	       rbd_resize2(img, S - 2 * OBJ, true, NULL, NULL), 0);
+	LO_RET("rbd_resize2 grow NULL progress",
+	       rbd_resize2(img, S, true, NULL, NULL), 0);
+	LO_RET("rbd_snap_create2 NULL progress",
+	       rbd_snap_create2(img, "lo-s", 0, NULL, NULL), 0);
+	LO_RET("rbd_snap_rollback_with_progress NULL progress",
+	       rbd_snap_rollback_with_progress(img, "lo-s", NULL, NULL), 0);
+	LO_RET("rbd_snap_remove2 NULL progress",
+	       rbd_snap_remove2(img, "lo-s", 0, NULL, NULL), 0);
+
 	/* a closed handle; a second close */
 	r = rbd_open(io, image_name, &h, NULL);
 	if (r < 0)
