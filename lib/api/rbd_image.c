@@ -525,7 +525,8 @@ RBDL_API int rbd_diff_iterate2(rbd_image_t image, const char *fromsnapname,
 	rbd_image_t real = rbdl_real_image_shared(img);
 
 	if (real && cb)
-		RBDL_FORWARD(rbd_diff_iterate2, real, fromsnapname, ofs, len,
+		RBDL_FORWARD(rbd_diff_iterate2, real, fromsnapname, ofs,
+			     rbdl_real_len(ofs, len),
 			     include_parent, whole_object, cb, arg);
 	return rbdl_diff_iterate(img, fromsnapname, ofs, len, whole_object != 0,
 				 include_parent != 0, cb, arg);

@@ -493,8 +493,8 @@ RBDL_API int rbd_diff_iterate(rbd_image_t image, const char *fromsnapname,
 	rbd_image_t real = rbdl_real_image_shared(img);
 
 	if (real)
-		RBDL_FORWARD(rbd_diff_iterate, real, fromsnapname, ofs, len, cb,
-			     arg);
+		RBDL_FORWARD(rbd_diff_iterate, real, fromsnapname, ofs,
+			     rbdl_real_len(ofs, len), cb, arg);
 	return rbdl_diff_iterate(img, fromsnapname, ofs, len, false, true, cb,
 				 arg);
 }

@@ -18,6 +18,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "rbd/librbd.h"
 
@@ -66,6 +67,13 @@ void rbdl_real_image_put(struct rbdl_image *img, rbd_image_t h, bool shared);
 /* Close a handle of rbdl_real_image_open() and make img re-read its
  * header before its next operation (the call may have changed it). */
 void rbdl_real_image_close(struct rbdl_image *img, rbd_image_t real);
+
+/* len, cut so that the real librbd can add it to off without wrapping
+ * past 2^64 (it would then hang or abort; librbdlite clips at the end). */
+static inline uint64_t rbdl_real_len(uint64_t off, uint64_t len)
+{
+	return len > UINT64_MAX - off ? UINT64_MAX - off : len;
+}
 
 /* The real librbd calls a progress callback without checking it for NULL
  * (librbdlite's calls accept NULL): what to hand it for cb. */
