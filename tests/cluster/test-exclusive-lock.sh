@@ -30,12 +30,15 @@
 #                     client's address is on the OSD blocklist
 #   kill-librbd       rbd bench is SIGKILLed while writing; a librbdlite
 #                     writer takes over within 90 s and blocklists it
-#   journaling        on an image with journaling, librbdlite writes fail
-#                     with EROFS while reads (verifying librbd's data) work
+#   journaling        on an image with journaling, librbdlite reads and
+#                     verifies librbd's data, writes and verifies its own
+#                     (run by the system's librbd), librbd verifies both,
+#                     and the journal holds each of librbdlite's writes
 #
 # Needs: CEPH_CONF, RBDLITE_TEST_POOL, RBDLITE_TEST_DATA_POOL (a running
 # cluster, e.g. from tests/cluster/with-cluster.sh), fio (with the rbd
-# engine), rbd, rados, ceph, python3, pgrep, timeout.  The library is
+# engine), rbd, rados, ceph, python3 (with Ceph's rados and rbd modules),
+# pgrep, timeout, awk.  The library is
 # "${RBDLITE_BUILDDIR:-<srcdir>}/lib/.libs/librbdlite.so", or $RBDLITE_LIB.
 # With RBDLITE_SAN=asan (or tsan) the sanitizer runtime is preloaded first.
 # The kill tests wait for the OSD watch timeout (30 s each); the whole run
@@ -53,7 +56,8 @@ HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
 # shellcheck source=tests/cluster/preload-env.sh
 . "$HERE/preload-env.sh"
-rbdl_preload_env fio rbd rados ceph python3 pgrep timeout
+rbdl_preload_env fio rbd rados ceph python3 pgrep timeout awk
+rbdl_find_python || die "no python3 with the rados and rbd modules"
 
 CLI_TMO=60        # any single rbd/rados/ceph call
 FIO_TMO=90        # any single foreground fio run
@@ -612,36 +616,31 @@ t_kill_librbd() {
     pass "$name (librbdlite took over in ${el} s, blocklisted $addr)"
 }
 
-# ---- 7. journaling: read-only for librbdlite -------------------------------
+# ---- 7. journaling: the system's librbd runs librbdlite's writes --------------
 
 t_journaling() {
-    local name=journaling img=$UNIQ-jrnl rc err flags
+    local name=journaling img=$UNIQ-jrnl flags n
     mkimage "$img" 64M --image-feature layering,exclusive-lock,journaling
     local V=(--rw=write --bs=64k --size=4M --iodepth=8 --verify=crc32c)
+    local L=(--rw=randwrite --bs=4k --offset=8M --size=4M --iodepth=8 --verify=crc32c)
     fio_run jrnl-librbd-w librbd "$img" w "${V[@]}" --do_verify=0 ||
         { fail "$name" "librbd writing the journaled image: $WHY" "$TMP/jrnl-librbd-w.log"; return; }
-    fio_cmd jrnl-lite-w lite "$img" "$FIO_TMO" --rw=write --bs=4k --size=1M --iodepth=4
-    (cd -- "$TMP" && exec "${FIO_CMD[@]}") >"$TMP/jrnl-lite-w.log" 2>&1
-    rc=$?
-    if ((rc == 0)); then
-        fail "$name" "librbdlite wrote to a journaled image (fio exited 0)" "$TMP/jrnl-lite-w.log"
-        return
-    fi
-    if ((rc > 128 || rc == 124)); then
-        fail "$name" "librbdlite write: fio $(rbdl_rc_text "$rc") instead of failing with EROFS" "$TMP/jrnl-lite-w.log"
-        return
-    fi
-    err=$(pyj 'd["jobs"][0]["error"]' <"$TMP/jrnl-lite-w.json" 2>/dev/null)
-    if [[ $err != 30 ]] && ! grep -q 'Read-only file system' "$TMP/jrnl-lite-w.log"; then
-        fail "$name" "librbdlite write failed, but not with EROFS (fio error=${err:-?})" "$TMP/jrnl-lite-w.log"
-        return
-    fi
     fio_run jrnl-lite-r lite "$img" r "${V[@]}" --verify_only=1 ||
         { fail "$name" "librbdlite reading (verifying librbd's data): $WHY" "$TMP/jrnl-lite-r.log"; return; }
+    fio_run jrnl-lite-w lite "$img" w "${L[@]}" --do_verify=1 ||
+        { fail "$name" "librbdlite writing and verifying the journaled image: $WHY" "$TMP/jrnl-lite-w.log"; return; }
+    fio_run jrnl-librbd-v librbd "$img" r "${L[@]}" --verify_only=1 ||
+        { fail "$name" "librbd verifying librbdlite's data: $WHY" "$TMP/jrnl-librbd-v.log"; return; }
+    fio_run jrnl-librbd-v0 librbd "$img" r "${V[@]}" --verify_only=1 ||
+        { fail "$name" "librbd verifying its own data after librbdlite's: $WHY" "$TMP/jrnl-librbd-v0.log"; return; }
+    # librbdlite's 1024 writes are in the journal, as librbd's 64 are
+    n=$(timeout -k 5 120 env -u LD_PRELOAD "$PY" "$HERE/pyrbd_script.py" journal-events "$img" 2>"$TMP/jrnl-ev.err" |
+        awk -F'[(,)]' '$1 == "AioWrite" && $2 >= 8388608 && $2 < 12582912 && $3 == 4096' | wc -l)
+    ((n == 1024)) || { fail "$name" "journal entries of librbdlite's 4 KiB writes at [8M, 12M): $n, want 1024" "$TMP/jrnl-ev.err"; return; }
     [[ -z $(lockers "$img") ]] || { fail "$name" "a lock is left on the journaled image"; return; }
     flags=$(image_flags "$img")
     [[ -z $flags ]] || { fail "$name" "image flags: $flags"; return; }
-    pass "$name"
+    pass "$name (librbdlite's writes journaled by the system's librbd)"
 }
 
 t_default_rw
