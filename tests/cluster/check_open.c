@@ -297,7 +297,9 @@ START_TEST(test_feature_gate)
 			       "\"length\":4194304,\"exists\":\"true\"}]'",
 			       t.pool, def), 0);
 
-	/* Journaling: readable, never written. */
+	/* Journaling: readable, never written by librbdlite's own data
+	 * path (this test links the core library, without the api layer's
+	 * hook that has the system's librbd write it: test-journal.sh). */
 	th_create(&t, jrn, 8 << 20,
 		  "--image-feature layering,exclusive-lock,journaling");
 	ck_assert_int_eq(rbd_open(t.io, jrn, &img, NULL), 0);
