@@ -14,11 +14,11 @@
  * value; a synchronous call (rbd_read, rbd_write, ...) is the real
  * synchronous call, whose answers differ from the aio form's in places.
  *
- * The handle is made by the first write or flush that finds journaling
- * on (an open of a few round trips, on the control context's internal
- * lane: the request waits in the image's queue, as behind a refresh) or
- * by the first change (on the caller's thread; those calls block anyway),
- * and closed by the image's close.  Without a real librbd the write
+ * The handle is made by the first aio write or flush that finds
+ * journaling on (an open of a few round trips, on the control context's
+ * internal lane: the request waits in the image's queue, as behind a
+ * refresh) or by the first synchronous call or change (on the caller's
+ * thread; those calls block anyway), and closed by the image's close.  Without a real librbd the write
  * fails with -EROFS, as librbdlite's own refusal did, and a diagnostic
  * says why.
  *
@@ -38,6 +38,7 @@
 #include "api/journaled.h"
 #include "api/real.h"
 #include "core/completion.h"
+#include "core/ctl.h"
 #include "core/internal.h"
 #include "image/journal.h"
 #include "image/refresh.h"
@@ -330,7 +331,11 @@ static int j_run(struct rbdl_image *img, struct rbdl_comp *c,
 	h = j_handle(img, &r);
 	if (!h)
 		return r;
-	if (c->internal && !a->iov) {
+	/* Synchronous on the caller's thread; never on the control
+	 * context's internal lane (a request queued behind a refresh), whose
+	 * thread also answers the lock requests of our own handles: librbd
+	 * may need one of them to give the lock up before it completes. */
+	if (c->internal && !a->iov && !rbdl_ctl_on_lane(RBDL_CTL_INTERNAL)) {
 		rbdl_comp_complete_deferred(c, j_sync(h, a), img->defer_io);
 		return 0;
 	}

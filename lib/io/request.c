@@ -427,15 +427,18 @@ journaled:
 /*
  * Whether request a must wait in the queue below rather than start on the
  * submitter's thread: a refresh is due (flushes excepted), or it is the
- * first write or flush of a journaled image, which opens the image's real
- * librbd handle first (image/journal.h: a few round trips).
+ * first aio write or flush of a journaled image, which opens the image's
+ * real librbd handle first (image/journal.h: a few round trips; a
+ * synchronous call blocks its caller anyway and opens it there).
  */
 static inline bool must_queue(struct rbdl_image *img,
+			      const struct rbdl_comp *c,
 			      const struct rbdl_io_args *a)
 {
 	if (a->op != RBDL_OP_FLUSH && rbdl_image_refresh_due(img))
 		return true;
 	return __builtin_expect(rbdl_journal_wanted(img), 0) && !a->own &&
+	       !c->internal &&
 	       (rbdl_op_writes(a->op) || a->op == RBDL_OP_FLUSH) &&
 	       !atomic_load_explicit(&img->journal_h, memory_order_relaxed);
 }
@@ -503,7 +506,7 @@ static bool ioq_add(struct rbdl_image *img, struct rbdl_comp *c,
 	}
 	pthread_mutex_lock(&img->ioq_mu);
 	if (!atomic_load_explicit(&img->io_queued, memory_order_relaxed) &&
-	    !must_queue(img, a)) {
+	    !must_queue(img, c, a)) {
 		pthread_mutex_unlock(&img->ioq_mu);
 		free(e);
 		return false;
@@ -550,7 +553,7 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 	 * refreshes inline. */
 	if (__builtin_expect(atomic_load_explicit(&img->io_queued,
 						  memory_order_acquire) ||
-				     must_queue(img, a),
+				     must_queue(img, c, a),
 			     0) &&
 	    !rbdl_ctl_on_lane(RBDL_CTL_INTERNAL) && ioq_add(img, c, a))
 		return 0;

@@ -1744,6 +1744,26 @@ def s_journal(x):
         t.c('J.remove_snap', a.remove_snap, 's2')
         t.c('J.list_snaps', a.list_snaps)
         x.close(a)
+    # Two opens of one image in one process: the first has a real handle
+    # (journaling was on) when the second takes the lock and changes the
+    # header; the first's synchronous write, queued behind the refresh,
+    # needs the lock back from the second (librbdlite once waited for it
+    # on the thread that answers lock requests).
+    t.c('RBD.create', r.create, io, 'jd', 8 * MiB, features=JF)
+    a = x.open('JD', 'jd')
+    if a:
+        t.c('JD.write', a.write, pat(206, 4096), 0)
+        t.c('JD.update_features', a.update_features, rbd.RBD_FEATURE_JOURNALING, False)
+        b = x.open('JD2', 'jd')
+        if b:
+            t.c('JD2.write', b.write, pat(207, 4096), 4096)
+            t.c('JD2.create_snap', b.create_snap, 'd1')
+            t.c('JD.write', a.write, pat(208, 4096), 8192)
+            t.c('JD.read', a.read, 0, 12288)
+            t.c('JD2.remove_snap', b.remove_snap, 'd1')
+            x.close(b)
+        x.close(a)
+    t.c('RBD.remove', r.remove, io, 'jd')
     t.c('RBD.rename', r.rename, io, 'j1', 'j2')
     for n, label in (('j2', 'j1'), ('jc', 'jc'), ('jcp', 'jcp'), ('jcp2', None),
                      ('jdc', 'jdc')):
