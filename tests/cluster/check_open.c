@@ -297,15 +297,23 @@ START_TEST(test_feature_gate)
 			       "\"length\":4194304,\"exists\":\"true\"}]'",
 			       t.pool, def), 0);
 
-	/* Journaling: readable, never written by librbdlite's own data
-	 * path (this test links the core library, without the api layer's
-	 * hook that has the system's librbd write it: test-journal.sh). */
+	/* Journaling: read by librbdlite, written by the system's librbd on
+	 * a real handle of the image, which journals the write (the journal
+	 * itself is test-journal.sh's). */
 	th_create(&t, jrn, 8 << 20,
 		  "--image-feature layering,exclusive-lock,journaling");
 	ck_assert_int_eq(rbd_open(t.io, jrn, &img, NULL), 0);
 	ck_assert_int_eq(rbd_read(img, 0, sizeof(buf), buf), sizeof(buf));
-	ck_assert_int_eq(rbd_write(img, 0, sizeof(data), data), -EROFS);
+	ck_assert_int_eq(rbd_write(img, 0, sizeof(data), data), sizeof(data));
 	ck_assert_int_eq(rbd_flush(img), 0);
+	ck_assert_int_eq(rbd_read(img, 0, sizeof(data), buf), sizeof(data));
+	ck_assert_mem_eq(buf, data, sizeof(data));
+	rbd_close(img);
+	/* in RADOS after the close: read by librbdlite's own path */
+	ck_assert_int_eq(rbd_open_read_only(t.io, jrn, &img, NULL), 0);
+	memset(buf, 0, sizeof(buf));
+	ck_assert_int_eq(rbd_read(img, 0, sizeof(data), buf), sizeof(data));
+	ck_assert_mem_eq(buf, data, sizeof(data));
 	rbd_close(img);
 
 	/* Dirty cache (another host's persistent cache may hold newer
