@@ -149,7 +149,7 @@ if timeout -k 5 "$TMO" "${WRAPPED[@]}" qemu-io -f raw \
     -c 'write -z 64k 64k' -c 'discard 1M 1M' \
     "rbd:$POOL/$P-q:conf=$CEPH_CONF" >"$TMP/qemu.log" 2>&1 &&
     grep -q '^read 65536/65536 bytes at offset 0' "$TMP/qemu.log" &&
-    ! grep -q 'failed\|error' "$TMP/qemu.log"; then
+    ! san_filter "$TMP/qemu.log" | grep -q 'failed\|error'; then
     pass "qemu: qemu-io writes, flushes and reads back a journaled image"
 else
     fail "qemu: qemu-io writes, flushes and reads back a journaled image"
