@@ -65,6 +65,11 @@ CEPH_RBD_API int rbdlite_is_librbdlite(void);
  *   callbacks_run     user completion callbacks invoked
  *   eventfd_writes    writes to notification descriptors registered with
  *                     rbd_set_image_notification()
+ *   write_copies      write-data copies taken because a write's data was
+ *                     kept past its submit call (it waited for the lock,
+ *                     an object map update, a copy-up, a refresh, ...);
+ *                     none with rbd_disable_zero_copy_writes=false
+ *   write_copy_bytes  the bytes those copies hold
  *
  * New counters are only ever appended, so the layout of existing ones
  * never changes.
@@ -76,6 +81,8 @@ struct rbdlite_stats {
 	uint64_t callback_batches;
 	uint64_t callbacks_run;
 	uint64_t eventfd_writes;
+	uint64_t write_copies;
+	uint64_t write_copy_bytes;
 };
 
 /*

@@ -550,7 +550,7 @@ static void lock_rewatched(struct rbdl_image *img, uint64_t new_handle)
 	pthread_mutex_unlock(&lk->mu);
 }
 
-bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
+bool rbdl_lock_write_try(struct rbdl_image *img)
 {
 	struct rbdl_lock *lk = img->lk;
 
@@ -564,6 +564,15 @@ bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
 	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER)
 		return true;
 	rbdl_lock_write_end(img);
+	return false;
+}
+
+bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
+{
+	struct rbdl_lock *lk = img->lk;
+
+	if (rbdl_lock_write_try(img))
+		return true;
 	pthread_mutex_lock(&lk->mu);
 	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED) {
 		/* The feature was just disabled (rbdl_lock_feature_off). */

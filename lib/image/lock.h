@@ -116,6 +116,12 @@ bool rbdl_lock_in_maint(const struct rbdl_image *img);
  * parked (resume() will run later, from the lock's task).
  */
 bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w);
+/*
+ * The gate's fast path alone: true (counted, as by rbdl_lock_write_begin)
+ * when the write may proceed now, false when it would have to wait (then
+ * nothing is counted and nothing parked; rbdl_lock_write_begin decides).
+ */
+bool rbdl_lock_write_try(struct rbdl_image *img);
 void rbdl_lock_write_end(struct rbdl_image *img);
 
 /* rbd_lock_acquire / rbd_lock_release / rbd_is_exclusive_lock_owner. */

@@ -39,6 +39,8 @@
  * Both settings may be overridden per pool and per image ("conf_"
  * metadata).  A granularity override librbd's option would refuse (not a
  * power of two in 4 KiB..32 MiB) is ignored, as librbd ignores it.
+ * rbd_disable_zero_copy_writes (default true) decides whether write data
+ * kept past an aio call is copied (state.h: copy_writes).
  * QoS limits (rbd_qos_*) are not enforced; an open that finds one says so
  * on stderr.
  */
@@ -51,6 +53,7 @@ void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 	};
 	struct rbdl_conf c;
 	uint64_t g = 0;
+	bool copy;
 
 	rbdl_conf_load(&c, img->md_io, img->header_oid);
 	if (rbdl_conf_bool(&c, true, "rbd_skip_partial_discard", true)) {
@@ -69,9 +72,11 @@ void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 			break;
 		}
 	}
+	copy = rbdl_conf_bool(&c, true, "rbd_disable_zero_copy_writes", true);
 	rbdl_conf_free(&c);
 	atomic_store_explicit(&img->discard_granularity, g,
 			      memory_order_relaxed);
+	atomic_store_explicit(&img->copy_writes, copy, memory_order_relaxed);
 }
 
 int rbdl_image_refresh_slow(struct rbdl_image *img)

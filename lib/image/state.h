@@ -120,6 +120,11 @@ struct rbdl_image {
 	 * configuration and its pool/image overrides.  Relaxed: a policy
 	 * value, each request reads it once and either value is valid. */
 	_Atomic uint64_t discard_granularity;
+	/* rbd_disable_zero_copy_writes (default true): write data the data
+	 * path keeps past an aio submit call is copied first (io/request.h);
+	 * false: the caller keeps its buffers until completion, as with
+	 * librbd's zero-copy writes.  Set and read like the granularity. */
+	atomic_bool copy_writes;
 	_Atomic uint64_t size;
 	_Atomic(rados_ioctx_t) wr_io;	/* data writes, carries the snapc */
 	atomic_uint wr_nsnaps;		/* snapshots in wr_io's snapc */

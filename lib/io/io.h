@@ -15,11 +15,18 @@
  * long iovec arrays, unaligned write-same) allocate their arrays, which is
  * outside the steady-state small-I/O path.
  *
- * Buffers: write data is copied by librados when the operation is issued,
- * so the caller's write buffer is free once the submit call returns (a
- * stronger guarantee than librbd's).  Read destinations and the iovec
- * arrays of reads are used until completion; the iovec array is copied at
- * submit time, so only the buffers it points to must stay valid.
+ * Buffers: the caller's write buffer is free once an aio submit call
+ * returns, as in librbd (rbd_disable_zero_copy_writes=true): write data
+ * handed to librados before the call returns is copied by librados; data
+ * the request keeps longer (it waits for the exclusive lock, an object
+ * map update, a copy-up, a due refresh or a journaled image's real
+ * handle, or may be sent again after a copy-up) is copied first
+ * (core/wbuf.h).  With rbd_disable_zero_copy_writes=false nothing is
+ * copied and the caller keeps its buffers until completion, as librbd's
+ * zero-copy writes require.  Synchronous calls never copy: they wait.
+ * Read destinations and the iovec arrays of reads are used until
+ * completion; the iovec array is copied at submit time, so only the
+ * buffers it points to must stay valid.
  */
 #ifndef RBDL_IO_H
 #define RBDL_IO_H
@@ -59,6 +66,10 @@ struct rbdl_io_args {
 	/* flush: of librbdlite's own requests only, never on a journaled
 	 * image's real handle (image/journal.h) */
 	bool own;
+	/* A copy of the data (core/wbuf.h) made for a request that waited
+	 * in the image's queue: buf (and cmp) point into it, and the
+	 * request frees it when it completes. */
+	char *owned;
 };
 
 /*

@@ -19,6 +19,7 @@
 #include "request.h"
 
 #include "core/internal.h"
+#include "core/wbuf.h"
 #include "image/state.h"
 
 #include <errno.h>
@@ -65,6 +66,39 @@ static void obj_drop_copyup(struct rbdl_objreq *o)
 {
 	rbdl_fetch_free(o->cu);
 	o->cu = NULL;
+}
+
+int rbdl_obj_keep_data(struct rbdl_objreq *o)
+{
+	struct rbdl_req *req = o->req;
+	bool caw = req->op == RBDL_OP_CAW;
+	uint64_t total = caw ? req->cmp_len : 0;
+	char *p;
+
+	if (!req->copy || o->owned ||
+	    (req->op != RBDL_OP_WRITE && !caw))
+		return 0;
+	for (uint32_t i = 0; i < o->nsegs; i++)
+		total += req->segs[o->first_seg + i].len;
+	if (!total)
+		return 0;
+	p = rbdl_wbuf_alloc(total);
+	if (!p)
+		return -ENOMEM;
+	o->owned = p;
+	for (uint32_t i = 0; i < o->nsegs; i++) {
+		struct rbdl_seg *s = &req->segs[o->first_seg + i];
+
+		memcpy(p, s->ptr, s->len);
+		s->ptr = p;
+		p += s->len;
+	}
+	if (caw) {
+		/* The request's only object: its compare buffer too. */
+		memcpy(p, req->cmp, req->cmp_len);
+		req->cmp = p;
+	}
+	return 0;
 }
 
 /* ---- step completions ------------------------------------------------------ */
@@ -303,7 +337,16 @@ static int send_obj(struct rbdl_req *req, struct rbdl_objreq *o)
  */
 static int obj_send(struct rbdl_objreq *o)
 {
-	int r = rados_aio_create_completion2(o, obj_rados_done, &o->rc);
+	int r;
+
+	/* A guarded op that finds no object is sent again after its
+	 * copy-up, from another thread. */
+	if (o->kind == RBDL_KIND_GUARDED) {
+		r = rbdl_obj_keep_data(o);
+		if (r < 0)
+			return r;
+	}
+	r = rados_aio_create_completion2(o, obj_rados_done, &o->rc);
 
 	if (r == 0) {
 		r = send_obj(o->req, o);
@@ -471,6 +514,12 @@ static int obj_gate(struct rbdl_objreq *o)
 	    rbdl_objmap_trusted(om))
 		o->copyup_first = true;
 	target = remove ? RBDL_OBJ_PENDING : RBDL_OBJ_EXISTS;
+	/* The data op (or copy-up) may follow the map update on another
+	 * thread, after the submit call returned. */
+	int k = rbdl_obj_keep_data(o);
+
+	if (k < 0)
+		return k;
 	o->omw.go = obj_map_done;
 	/* The transition may complete (and advance o) on another thread
 	 * before prepare returns: be in MAP_PRE first. */

@@ -41,6 +41,7 @@
 #include "core/internal.h"
 #include "core/slab.h"
 #include "core/stats.h"
+#include "core/wbuf.h"
 #include "flush.h"
 #include "image/journal.h"
 #include "image/refresh.h"
@@ -64,6 +65,9 @@ static void req_init_once(void)
 
 static void req_free(struct rbdl_req *req)
 {
+	for (uint32_t i = 0; i < req->nobjs; i++)
+		rbdl_wbuf_free(req->objs[i].owned);
+	rbdl_wbuf_free(req->owned);
 	if (req->objs != req->objs_inline)
 		free(req->objs);
 	if (req->segs != req->segs_inline)
@@ -160,6 +164,15 @@ static void req_send(struct rbdl_req *req, bool in_submit)
 	rbdl_req_put(req, in_submit);
 }
 
+/* Fail a request none of whose objects was started. */
+static void req_fail_unsent(struct rbdl_req *req, int err, bool in_submit)
+{
+	rbdl_req_set_error(req, err);
+	/* Every object counts as done; the guard drop finishes. */
+	atomic_fetch_sub(&req->pending, (int)req->nobjs);
+	rbdl_req_put(req, in_submit);
+}
+
 /* The exclusive lock is ours now (err 0), or cannot be had. */
 static void req_lock_resume(struct rbdl_lkwaiter *w, int err)
 {
@@ -168,10 +181,7 @@ static void req_lock_resume(struct rbdl_lkwaiter *w, int err)
 	if (err == 0 && !rbdl_lock_write_begin(req->img, &req->lkw))
 		return;		/* lost it again: parked once more */
 	if (err < 0) {
-		rbdl_req_set_error(req, err);
-		/* Every object counts as done; the guard drop finishes. */
-		atomic_fetch_sub(&req->pending, (int)req->nobjs);
-		rbdl_req_put(req, false);
+		req_fail_unsent(req, err, false);
 		return;
 	}
 	req->holds_lock = true;
@@ -240,6 +250,13 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	req->cmp = a->cmp;
 	req->cmp_len = a->len;
 	req->holds_lock = false;
+	/* Synchronous calls wait, and a queued request's data is a copy
+	 * already (io.h: owned). */
+	req->copy = !c->internal && !a->owned &&
+		    (op == RBDL_OP_WRITE || op == RBDL_OP_CAW ||
+		     (op == RBDL_OP_WRITESAME && a->buf)) &&
+		    atomic_load_explicit(&img->copy_writes, memory_order_relaxed);
+	req->owned = NULL;
 	req->pv = rbdl_parent_view(img);
 	req->nsnaps = 0;
 	req->track_data = c->track_data && op == RBDL_OP_READ && a->buf;
@@ -267,8 +284,18 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		if (req->pieces)
 			memcpy(req->pieces, pieces, npieces * sizeof(*pieces));
 	}
+	if (op == RBDL_OP_WRITESAME && req->copy) {
+		/* Every object's op reads the pattern, some maybe later. */
+		req->owned = rbdl_wbuf_alloc(req->data_len);
+		if (req->owned) {
+			memcpy(req->owned, req->pattern, req->data_len);
+			req->pattern = req->owned;
+		}
+	}
+	req->nobjs = 0;	/* no object's copy to free yet (req_free) */
 	if (!req->objs || !req->segs ||
-	    (op == RBDL_OP_WRITESAME && !req->pieces)) {
+	    (op == RBDL_OP_WRITESAME && !req->pieces) ||
+	    (op == RBDL_OP_WRITESAME && req->copy && !req->owned)) {
 		if (!req->objs)
 			req->objs = req->objs_inline;
 		if (!req->segs)
@@ -296,6 +323,7 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		o->rop = NULL;
 		o->wop = NULL;
 		o->heap = NULL;
+		o->owned = NULL;
 		o->cu = NULL;
 		o->state = RBDL_ST_START;
 		o->copyup_first = false;
@@ -319,10 +347,21 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 
 	req->gen_parity = rbdl_flush_op_start(img);
 	atomic_init(&req->pending, (int)nobjs + 1);
+	if (a->owned)
+		req->owned = a->owned;	/* the request's now (io.h) */
 	if (rbdl_op_writes(op)) {
 		req->lkw.resume = req_lock_resume;
-		if (!rbdl_lock_write_begin(img, &req->lkw))
-			goto out_parked;	/* resumed by the lock's task */
+		if (!rbdl_lock_write_try(img)) {
+			/* The lock's task sends the objects later. */
+			for (size_t i = 0; i < nobjs && r >= 0; i++)
+				r = rbdl_obj_keep_data(&req->objs[i]);
+			if (r < 0) {
+				req_fail_unsent(req, r, true);
+				goto out_parked;
+			}
+			if (!rbdl_lock_write_begin(img, &req->lkw))
+				goto out_parked; /* resumed by the lock's task */
+		}
 		req->holds_lock = true;
 	}
 	req_send(req, true);
@@ -417,11 +456,14 @@ static void submit_now(struct rbdl_image *img, struct rbdl_comp *c,
 	return;
 late:
 	/* librbd reports these through the completion, never inline. */
+	rbdl_wbuf_free(a->owned);
 	rbdl_comp_complete_deferred(c, r, img->defer_io);
 	return;
 journaled:
-	/* The system's librbd runs a journaled image's I/O (journal.h). */
+	/* The system's librbd runs a journaled image's I/O (journal.h); it
+	 * copies write data when it takes it, as librbdlite would. */
 	rbdl_journal_io->submit(img, c, a);
+	rbdl_wbuf_free(a->owned);
 }
 
 /*
@@ -487,6 +529,68 @@ static void ioq_run(struct rbdl_ctl_task *t)
 	}
 }
 
+/*
+ * The data of an aio write that waits in the queue, copied (wbuf.h) into
+ * t->owned with t->buf (and t->cmp) pointing into it, when the image
+ * copies write data (state.h: copy_writes).  The image's size is not
+ * known until the refresh: a write from inside the size known now is cut
+ * at it (its data past it is not copied), one from at or past it (it may
+ * be for the size the refresh brings) is copied whole, as librbd copies
+ * every write before clipping it.  A compare-and-write longer than a
+ * sector, which only an image end inside the sector could make valid, is
+ * answered now with librbd's -EINVAL.  Returns 0, or an errno to complete
+ * the request with now.
+ */
+static int ioq_keep_data(struct rbdl_image *img, const struct rbdl_comp *c,
+			 struct rbdl_io_args *t)
+{
+	uint64_t size = atomic_load_explicit(&img->size, memory_order_acquire);
+	uint64_t keep = 0, n;
+	bool caw = t->op == RBDL_OP_CAW;
+	char *p;
+
+	if (c->internal || !t->len ||
+	    (t->op != RBDL_OP_WRITE && !caw && t->op != RBDL_OP_WRITESAME) ||
+	    !atomic_load_explicit(&img->copy_writes, memory_order_relaxed))
+		return 0;
+	if (t->op == RBDL_OP_WRITESAME) {
+		keep = t->data_len;
+	} else {
+		if (caw && t->len > 512)
+			return -EINVAL;
+		keep = t->off >= size || t->len < size - t->off
+			       ? t->len
+			       : size - t->off;
+		t->len = keep;
+	}
+	n = keep + (caw ? keep : 0);
+	if (n > SIZE_MAX || !(p = rbdl_wbuf_alloc((size_t)n)))
+		return -ENOMEM;
+	if (t->iov) {
+		char *q = p;
+
+		for (int i = 0; i < t->iovcnt && q < p + keep; i++) {
+			size_t l = t->iov[i].iov_len;
+
+			if (l > (size_t)(p + keep - q))
+				l = (size_t)(p + keep - q);
+			memcpy(q, t->iov[i].iov_base, l);
+			q += l;
+		}
+		t->iov = NULL;
+		t->iovcnt = 0;
+	} else {
+		memcpy(p, t->buf, keep);
+	}
+	if (caw) {
+		memcpy(p + keep, t->cmp, keep);
+		t->cmp = p + keep;
+	}
+	t->buf = p;
+	t->owned = p;
+	return 0;
+}
+
 /* Queue an armed request behind the refresh; false: submit it now (the
  * refresh finished meanwhile, or no memory or thread for the queue). */
 static bool ioq_add(struct rbdl_image *img, struct rbdl_comp *c,
@@ -494,6 +598,7 @@ static bool ioq_add(struct rbdl_image *img, struct rbdl_comp *c,
 {
 	size_t niov = a->iov ? (size_t)a->iovcnt : 0;
 	struct rbdl_ioq_ent *e = malloc(sizeof(*e) + niov * sizeof(e->iov[0]));
+	int r;
 
 	if (!e)
 		return false;
@@ -511,6 +616,14 @@ static bool ioq_add(struct rbdl_image *img, struct rbdl_comp *c,
 		free(e);
 		return false;
 	}
+	r = ioq_keep_data(img, c, &e->a);
+	if (r < 0) {
+		/* Answered now, as a late error (never inline). */
+		pthread_mutex_unlock(&img->ioq_mu);
+		free(e);
+		rbdl_comp_complete_deferred(c, r, img->defer_io);
+		return true;
+	}
 	if (!img->ioq_live) {
 		rbdl_ctl_task_init(&img->ioq_task, RBDL_CTL_INTERNAL, ioq_run);
 		img->ioq_live = true;
@@ -527,6 +640,7 @@ static bool ioq_add(struct rbdl_image *img, struct rbdl_comp *c,
 		atomic_store_explicit(&img->io_queued, false,
 				      memory_order_relaxed);
 		pthread_mutex_unlock(&img->ioq_mu);
+		rbdl_wbuf_free(e->a.owned);
 		free(e);
 		return false;
 	}

@@ -18,6 +18,18 @@
  * Memory: requests come from a slab; a request touching up to
  * RBDL_REQ_INLINE_OBJS objects and RBDL_REQ_INLINE_SEGS buffer segments
  * needs no other memory.
+ *
+ * Write data: the segments point into the caller's buffer while every
+ * step that reads them runs inside the submit call (the data op handed to
+ * librados, which copies it).  Before a step that may read them later
+ * starts (parking for the lock, an object map update, a copy-up, a
+ * guarded op that a copy-up may follow), rbdl_obj_keep_data copies the
+ * object's segments into memory of the request's own, on the submitting
+ * thread: each object owns its copy, so no other object's thread ever
+ * sees its segments change.  A write-same pattern is copied when the
+ * request is built (every object's op reads it).  Requests that waited in
+ * the image's queue carry a copy made there (io.h: owned).  All copies
+ * are freed with the request.
  */
 #ifndef RBDL_IO_REQUEST_H
 #define RBDL_IO_REQUEST_H
@@ -109,6 +121,7 @@ struct rbdl_objreq {
 	atomic_int sub;		/* COPYUP_MAPS: updates in flight + guard */
 	atomic_int sub_err;	/* their first error */
 	char *heap;		/* expanded write-same data */
+	char *owned;		/* copy of the segments' data (wbuf) */
 	struct rbdl_omwaiter omw;	/* waiting for an object map update */
 	char oid[RBDL_DATA_OID_MAX];
 };
@@ -130,6 +143,11 @@ struct rbdl_req {
 	const void *cmp;	/* compare-and-write: compare buffer */
 	uint64_t cmp_len;	/* compare length: NOT clipped (librbd) */
 	bool holds_lock;	/* counted in the exclusive lock's writes */
+	/* Copy write data before keeping it past the submit call
+	 * (rbdl_obj_keep_data): an aio write of caller memory on an image
+	 * with copy_writes. */
+	bool copy;
+	char *owned;		/* data copied for the request (wbuf) */
 	const struct rbdl_pview *pv;	/* what backs the image (parent.h) */
 	uint32_t nsnaps;	/* snapshots in io's context (writes) */
 	bool track_data;	/* a backing read: maintain data_end */
@@ -191,6 +209,10 @@ static inline void rbdl_req_note_data(struct rbdl_req *req,
  * in_submit: still inside the submit call (defer the completion). */
 void rbdl_req_put(struct rbdl_req *req, bool in_submit);
 
+/* objreq.c: copy o's write data out of the caller's memory before a
+ * step that may read it after the submit call returned (nothing to do if
+ * the request does not copy, or already did).  0 or -ENOMEM. */
+int rbdl_obj_keep_data(struct rbdl_objreq *o);
 /* objreq.c: advance o with the result r of the step that finished (0
  * for START). */
 void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit);
