@@ -1977,12 +1977,85 @@ def s_final(x):
     t.c('RBD.pool_metadata_list', r.pool_metadata_list, io)
 
 
+def s_aio_buffers(x):
+    """aio_write keeps no reference to the bytes it was given: 32 writes
+    each made from a bytes object dropped as the call returns (and the
+    memory reused at once), where the library keeps the write past the
+    call: a fresh open (the exclusive lock not owned yet), fresh objects
+    under the object map, a clone's copy-up, a journaled image's first
+    writes; then 16 overlapping writes in flight at once.  Every range must
+    hold its own write's data (the overlapped one: one whole write's)."""
+    t, r, io = x.t, x.r, x.io
+    JF = (rbd.RBD_FEATURE_LAYERING | rbd.RBD_FEATURE_EXCLUSIVE_LOCK |
+          rbd.RBD_FEATURE_JOURNALING)
+    n, ln = 32, 65536
+
+    def burst(img, label, base, seed):
+        comps, got, junk = [], [], []
+        t.start('%s.aio_write x%d (bytes dropped)' % (label, n), (), {})
+        for i in range(n):
+            comps.append(img.aio_write(pat(seed + i, ln), base + i * 2 * ln,
+                                       lambda c, i=i: got.append((i, c.get_return_value()))))
+            junk.append(b'\xee' * ln)
+        for c in comps:
+            c.wait_for_complete_and_cb()
+        t.line(t.fmt(sorted(got)))
+        back = [img.read(base + i * 2 * ln, ln) for i in range(n)]
+        t.note('%s ranges holding their write' % label,
+               sum(back[i] == pat(seed + i, ln) for i in range(n)))
+
+    # 128 KiB objects: each write of a burst is to an object of its own
+    t.c('RBD.create', r.create, io, 'b1', 16 * MiB, order=17)
+    a = x.open('B1', 'b1')
+    if a:
+        burst(a, 'B1 fresh open', 0, 300)
+        burst(a, 'B1 fresh objects', 4 * MiB, 400)
+        # overlapping, all in flight at once
+        comps = []
+        t.start('B1.aio_write x16 overlapping (bytes dropped)', (), {})
+        for i in range(16):
+            comps.append(a.aio_write(pat(500 + i, ln), 4096 * i, lambda c: None))
+        for c in comps:
+            c.wait_for_complete_and_cb()
+        t.line(t.fmt([c.get_return_value() for c in comps]))
+        last = a.read(15 * 4096, ln)
+        t.note('B1 overlapped tail is the last write', last == pat(515, ln))
+        x.close(a)
+    t.c('RBD.create', r.create, io, 'bp', 8 * MiB, order=17)
+    p = x.open('BP', 'bp')
+    if p:
+        t.c('BP.write', p.write, pat(600, 8 * MiB), 0)
+        t.c('BP.create_snap', p.create_snap, 's')
+        t.c('BP.protect_snap', p.protect_snap, 's')
+        x.close(p)
+        t.c('RBD.clone', r.clone, io, 'bp', 's', io, 'bc')
+        c = x.open('BC', 'bc')
+        if c:
+            # partial objects: each write copies its object up first
+            burst(c, 'BC copy-up', 4096, 700)
+            x.close(c)
+        t.c('RBD.remove', r.remove, io, 'bc')
+        p = x.open('BP2', 'bp')
+        if p:
+            t.c('BP2.unprotect_snap', p.unprotect_snap, 's')
+            t.c('BP2.remove_snap', p.remove_snap, 's')
+            x.close(p)
+    t.c('RBD.create', r.create, io, 'bj', 8 * MiB, features=JF)
+    j = x.open('BJ', 'bj')
+    if j:
+        burst(j, 'BJ journaled', 0, 800)
+        x.close(j)
+    for name in ('b1', 'bp', 'bj'):
+        t.c('RBD.remove', r.remove, io, name)
+
+
 SECTIONS = [
     ('pool_basics', s_pool_basics),
     ('create', s_create),
     ('open', s_open),
     ('info', s_info),
     ('io', s_io),
+    ('aio_buffers', s_aio_buffers),
     ('snaps', s_snaps),
     ('resize', s_resize),
     ('clone', s_clone),
