@@ -275,7 +275,7 @@ RBDL_API ssize_t rbd_aio_compare_and_write(rbd_image_t image, uint64_t off,
 
 RBDL_API int rbd_aio_flush(rbd_image_t image, rbd_completion_t c)
 {
-	struct rbdl_io_args a = { .op = RBDL_OP_FLUSH };
+	struct rbdl_io_args a = { .op = RBDL_OP_FLUSH, .user = true };
 
 	return aio_submit(image, c, &a);
 }
@@ -367,7 +367,7 @@ RBDL_API ssize_t rbd_compare_and_write(rbd_image_t image, uint64_t ofs,
 
 RBDL_API int rbd_flush(rbd_image_t image)
 {
-	struct rbdl_io_args a = { .op = RBDL_OP_FLUSH };
+	struct rbdl_io_args a = { .op = RBDL_OP_FLUSH, .user = true };
 
 	return (int)sync_io(image, &a);
 }
@@ -379,12 +379,16 @@ RBDL_API int rbd_invalidate_cache(rbd_image_t image)
 
 	if (!img)
 		return -EINVAL;
-	/* A journaled image's real handle may cache; librbdlite has no
-	 * cache: nothing to drop. */
+	/* A journaled image's real handle may cache; librbdlite keeps no
+	 * data, but drains the writes it acknowledged early (write-around)
+	 * first, as a cache invalidation writes dirty data back. */
 	real = rbdl_real_image_shared(img);
 	if (real)
 		RBDL_FORWARD(rbd_invalidate_cache, real);
-	return 0;
+	struct rbdl_io_args a = { .op = RBDL_OP_FLUSH, .own = true };
+	ssize_t r = rbdl_io_sync(img, &a);
+
+	return r < 0 ? (int)r : 0;
 }
 
 /* ---- event notification -------------------------------------------------- */

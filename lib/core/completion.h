@@ -61,6 +61,7 @@ struct rbdl_comp {
 	atomic_bool released;		/* user reference dropped */
 	bool notify;			/* queue for rbd_poll_io_events */
 	bool internal;			/* used by a synchronous rbd_* call */
+	bool user_flush;		/* armed for an application's flush */
 	ssize_t rval;
 	/* Internal reads from a backing image (io.c): track_data asks the
 	 * read to report in data_end how many bytes from the start of its

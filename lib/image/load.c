@@ -240,6 +240,11 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	pthread_mutex_init(&img->ioq_mu, NULL);
 	atomic_init(&img->io_queued, false);
 	pthread_mutex_init(&img->fq.lock, NULL);
+	pthread_mutex_init(&img->wa.mu, NULL);
+	atomic_init(&img->wa.max_dirty, 0);
+	atomic_init(&img->wa.wtuf, true);
+	atomic_init(&img->wa.user_flushed, false);
+	atomic_init(&img->wa.tracked, 0);
 	atomic_init(&img->wr_io, NULL);
 	atomic_init(&img->pview, NULL);
 	atomic_init(&img->journal_h, NULL);
@@ -252,6 +257,7 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	atomic_init(&img->fq.active, false);
 	r = rbdl_delivery_init(&img->dl);
 	if (r < 0) {
+		pthread_mutex_destroy(&img->wa.mu);
 		pthread_mutex_destroy(&img->fq.lock);
 		pthread_mutex_destroy(&img->ioq_mu);
 		pthread_mutex_destroy(&img->refresh_lock);
@@ -301,6 +307,8 @@ void rbdl_image_free(struct rbdl_image *img)
 	if (img->md_io)
 		rados_ioctx_destroy(img->md_io);
 	rbdl_delivery_destroy(&img->dl);
+	free(img->wa.flight);
+	pthread_mutex_destroy(&img->wa.mu);
 	pthread_mutex_destroy(&img->fq.lock);
 	pthread_mutex_destroy(&img->ioq_mu);
 	pthread_mutex_destroy(&img->refresh_lock);

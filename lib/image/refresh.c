@@ -40,7 +40,14 @@
  * metadata).  A granularity override librbd's option would refuse (not a
  * power of two in 4 KiB..32 MiB) is ignored, as librbd ignores it.
  * rbd_disable_zero_copy_writes (default true) decides whether write data
- * kept past an aio call is copied (state.h: copy_writes).
+ * kept past an aio call is copied (state.h: copy_writes).  The write-around
+ * policy (io/writearound.h): rbd_cache (default true) with rbd_cache_policy
+ * writearound (the default) or writeback (served as write-around)
+ * acknowledges writes early within rbd_cache_max_dirty (default 24 MiB),
+ * from the application's first flush on while
+ * rbd_cache_writethrough_until_flush (default true); writethrough, or
+ * rbd_cache=false, never does.  An unknown policy counts as write-around
+ * (librbd refuses to set one).
  * QoS limits (rbd_qos_*) are not enforced; an open that finds one says so
  * on stderr.
  */
@@ -52,8 +59,8 @@ void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 		"rbd_qos_read_bps_limit", "rbd_qos_write_bps_limit",
 	};
 	struct rbdl_conf c;
-	uint64_t g = 0;
-	bool copy;
+	uint64_t g = 0, max_dirty = 0;
+	bool copy, wtuf;
 
 	rbdl_conf_load(&c, img->md_io, img->header_oid);
 	if (rbdl_conf_bool(&c, true, "rbd_skip_partial_discard", true)) {
@@ -72,8 +79,26 @@ void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 			break;
 		}
 	}
-	copy = rbdl_conf_bool(&c, true, "rbd_disable_zero_copy_writes", true);
+	if (rbdl_conf_bool(&c, true, "rbd_cache", true)) {
+		char pol[32];
+
+		if (rbdl_conf_get(&c, true, "rbd_cache_policy", pol,
+				  sizeof(pol)) < 0 ||
+		    strcmp(pol, "writethrough") != 0)
+			max_dirty = rbdl_conf_size(&c, true,
+						   "rbd_cache_max_dirty",
+						   24u << 20);
+	}
+	wtuf = rbdl_conf_bool(&c, true, "rbd_cache_writethrough_until_flush",
+			      true);
+	/* librbd: a write-around cache forces copying (its early
+	 * acknowledgement would otherwise return buffers still in use). */
+	copy = rbdl_conf_bool(&c, true, "rbd_disable_zero_copy_writes", true) ||
+	       max_dirty;
 	rbdl_conf_free(&c);
+	atomic_store_explicit(&img->wa.max_dirty, max_dirty,
+			      memory_order_relaxed);
+	atomic_store_explicit(&img->wa.wtuf, wtuf, memory_order_relaxed);
 	atomic_store_explicit(&img->discard_granularity, g,
 			      memory_order_relaxed);
 	atomic_store_explicit(&img->copy_writes, copy, memory_order_relaxed);

@@ -86,6 +86,35 @@ struct rbdl_flushq {
 	struct rbdl_comp *queued;	/* flushes that arrived meanwhile */
 };
 
+/*
+ * Write-around acknowledgement (io/writearound.h): the policy, set from
+ * the configuration at open and at every refresh (image/refresh.c), and
+ * the requests it tracks.  Policy fields are relaxed atomics (each
+ * request reads them once; either value is valid); the rest is under mu,
+ * except tracked, which readers load first (see writearound.c).
+ */
+#define RBDL_WA_BUCKETS 256	/* in-flight object extents, by object */
+
+struct rbdl_wa_link {
+	struct rbdl_wa_link *next, **pprev;
+};
+
+struct rbdl_req;
+
+struct rbdl_wa {
+	/* rbd_cache_max_dirty if rbd_cache and a write-around policy, else
+	 * 0 (nothing is acknowledged early). */
+	_Atomic uint64_t max_dirty;
+	atomic_bool wtuf;		/* rbd_cache_writethrough_until_flush */
+	atomic_bool user_flushed;	/* the application flushed once */
+	atomic_uint tracked;		/* requests in flight or blocked */
+	pthread_mutex_t mu;
+	uint64_t bytes;			/* acknowledged early, in flight */
+	struct rbdl_wa_link *flight;	/* RBDL_WA_BUCKETS heads, or NULL */
+	struct rbdl_req *blocked, *blocked_tail;	/* FIFO */
+	long error;	/* first error of an early-acknowledged write */
+};
+
 /* Header notification subscribers (watch.h): the lock, the update
  * watchers and the quiesce watchers. */
 #define RBDL_WATCH_LISTENERS 3
@@ -168,6 +197,7 @@ struct rbdl_image {
 	_Atomic(void *) journal_h;
 
 	struct rbdl_flushq fq;
+	struct rbdl_wa wa;
 	struct rbdl_delivery dl;
 	struct rbdl_lock *lk;		/* exclusive lock, or NULL (lock.h) */
 	struct rbdl_objmap *om;		/* HEAD object map, or NULL */

@@ -9,6 +9,8 @@
 
 #include "flush.h"
 
+#include "writearound.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -41,10 +43,14 @@ static void flush_check(struct rbdl_image *img, bool deferred)
 		while (list) {
 			struct rbdl_comp *n = list->dnext;
 
+			/* An application's flush reports what the writes
+			 * acknowledged early before it met (writearound.h). */
+			long r = list->user_flush ? rbdl_wa_take_error(img) : 0;
+
 			if (deferred)
-				rbdl_comp_complete_deferred(list, 0, img->defer_io);
+				rbdl_comp_complete_deferred(list, r, img->defer_io);
 			else
-				rbdl_comp_complete(list, 0);
+				rbdl_comp_complete(list, r);
 			list = n;
 		}
 		pthread_mutex_lock(&fq->lock);

@@ -66,6 +66,10 @@ struct rbdl_io_args {
 	/* flush: of librbdlite's own requests only, never on a journaled
 	 * image's real handle (image/journal.h) */
 	bool own;
+	/* flush: the application's (rbd_flush, rbd_aio_flush): it turns
+	 * write-around on and reports the first error of the writes it
+	 * acknowledged early (writearound.h) */
+	bool user;
 	/* A copy of the data (core/wbuf.h) made for a request that waited
 	 * in the image's queue: buf (and cmp) point into it, and the
 	 * request frees it when it completes. */

@@ -675,8 +675,16 @@ void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit)
 				return;
 			break;
 		case RBDL_ST_MAP_PRE:
-			/* Re-check: the map moved on. */
-			next = r < 0 ? r : RBDL_ST_START;
+			/* Re-check: the map moved on.  Unless the update
+			 * failed and the map was flagged invalid instead
+			 * (librbd carries on with the data then): the
+			 * state it would see is the one that could not be
+			 * recorded, and a second try fails again. */
+			if (r == 0 && rbdl_objmap_ready(req->img->om) &&
+			    !rbdl_objmap_trusted(req->img->om))
+				next = obj_send_state(o);
+			else
+				next = r < 0 ? r : RBDL_ST_START;
 			break;
 		case RBDL_ST_DATA:
 			next = obj_data_done(o, r);

@@ -44,6 +44,7 @@
 #include "core/wbuf.h"
 #include "flush.h"
 #include "image/journal.h"
+#include "writearound.h"
 #include "image/refresh.h"
 #include "image/state.h"
 
@@ -86,11 +87,13 @@ static void req_finish(struct rbdl_req *req, bool from_submitter)
 							  : 0);
 	unsigned parity = req->gen_parity;
 	bool held = req->holds_lock;
+	bool acked = req->wa_acked;
 
 	if (req->track_data)
 		c->data_end = atomic_load_explicit(&req->data_end,
 						   memory_order_relaxed);
-
+	if (req->wa_tracked)
+		rbdl_wa_end(req, rval);
 	req_free(req);
 	if (held && rval == -ESHUTDOWN)
 		rbdl_lock_note_blocklisted(img);
@@ -103,12 +106,16 @@ static void req_finish(struct rbdl_req *req, bool from_submitter)
 	 * deliver from a librados thread: never run a callback inside the
 	 * submitting call.  The flush count drops only after the completion
 	 * is queued, so a flush submitted later completes after it. */
-	if (from_submitter)
+	if (acked)
+		;	/* completed when it was started (write-around) */
+	else if (from_submitter)
 		rbdl_comp_complete_deferred(c, rval, img->defer_io);
 	else
 		rbdl_comp_complete(c, rval);
 	rbdl_flush_op_end(img, parity, from_submitter);
 	rbdl_delivery_put(&img->dl);
+	if (acked)
+		rbdl_delivery_put(&img->dl);	/* the early ack's (req_go) */
 }
 
 void rbdl_req_put(struct rbdl_req *req, bool from_submitter)
@@ -139,9 +146,19 @@ static void plan_backed(struct rbdl_req *req, struct rbdl_objreq *o)
 		o->kind = RBDL_KIND_GUARDED;
 }
 
+/* Fail a request none of whose objects was started. */
+static void req_fail_unsent(struct rbdl_req *req, int err, bool in_submit)
+{
+	rbdl_req_set_error(req, err);
+	/* Every object counts as done; the guard drop finishes. */
+	atomic_fetch_sub(&req->pending, (int)req->nobjs);
+	rbdl_req_put(req, in_submit);
+}
+
 /* Send every object op of a request (under the lock when it writes),
- * then drop the submit guard. */
-static void req_send(struct rbdl_req *req, bool in_submit)
+ * acknowledge it now if write-around lets it (its data is in librados
+ * or kept, request.h), then drop the submit guard. */
+static void req_go(struct rbdl_req *req, bool in_submit)
 {
 	/* The write context is read only now, once the request may write
 	 * (after a lock acquisition the snapshot context may be new). */
@@ -161,16 +178,41 @@ static void req_send(struct rbdl_req *req, bool in_submit)
 	}
 	for (uint32_t i = 0; i < req->nobjs; i++)
 		rbdl_obj_advance(&req->objs[i], 0, in_submit);
+	if (req->wa_early) {
+		struct rbdl_image *img = req->img;
+
+		/* The image stays open until the objects finished (close
+		 * waits for the delivery to be idle): req_finish drops it. */
+		rbdl_delivery_get(&img->dl);
+		req->wa_acked = true;
+		if (in_submit)
+			rbdl_comp_complete_deferred(req->comp, 0, img->defer_io);
+		else
+			rbdl_comp_complete(req->comp, 0);
+	}
 	rbdl_req_put(req, in_submit);
 }
 
-/* Fail a request none of whose objects was started. */
-static void req_fail_unsent(struct rbdl_req *req, int err, bool in_submit)
+void rbdl_req_wa_go(struct rbdl_req *req)
 {
-	rbdl_req_set_error(req, err);
-	/* Every object counts as done; the guard drop finishes. */
-	atomic_fetch_sub(&req->pending, (int)req->nobjs);
-	rbdl_req_put(req, in_submit);
+	req_go(req, false);
+}
+
+/* Admit the request to write-around (it may wait there for overlapping
+ * requests), then send it. */
+static void req_send(struct rbdl_req *req, bool in_submit)
+{
+	if (req->wa_kind != RBDL_WA_NONE) {
+		int w = rbdl_wa_begin(req, in_submit);
+
+		if (w == RBDL_WA_PARKED)
+			return;	/* rbdl_wa_end starts it */
+		if (w < 0) {
+			req_fail_unsent(req, w, in_submit);
+			return;
+		}
+	}
+	req_go(req, in_submit);
 }
 
 /* The exclusive lock is ours now (err 0), or cannot be had. */
@@ -250,9 +292,15 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	req->cmp = a->cmp;
 	req->cmp_len = a->len;
 	req->holds_lock = false;
-	/* Synchronous calls wait, and a queued request's data is a copy
-	 * already (io.h: owned). */
-	req->copy = !c->internal && !a->owned &&
+	req->wa_early = false;
+	req->wa_acked = false;
+	req->wa_tracked = false;
+	req->wa_kind = (uint8_t)rbdl_wa_classify(img, req);
+	/* Synchronous calls wait (unless write-around may complete them
+	 * early), and a queued request's data is a copy already (io.h:
+	 * owned). */
+	req->copy = (!c->internal || req->wa_kind == RBDL_WA_WRITE) &&
+		    !a->owned &&
 		    (op == RBDL_OP_WRITE || op == RBDL_OP_CAW ||
 		     (op == RBDL_OP_WRITESAME && a->buf)) &&
 		    atomic_load_explicit(&img->copy_writes, memory_order_relaxed);
@@ -659,6 +707,9 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 	if (r < 0)
 		return r;
 	rbdl_stat_inc(RBDL_STAT_IOS_SUBMITTED, 1);
+	c->user_flush = a->op == RBDL_OP_FLUSH && a->user;
+	if (c->user_flush)
+		rbdl_wa_user_flush(img);
 	/* A refresh that is due never runs on the submitter's thread (it
 	 * would be about 8 round trips on qemu's event loop), nor does the
 	 * opening of a journaled image's real handle: the request waits in

@@ -123,6 +123,7 @@ struct rbdl_objreq {
 	char *heap;		/* expanded write-same data */
 	char *owned;		/* copy of the segments' data (wbuf) */
 	struct rbdl_omwaiter omw;	/* waiting for an object map update */
+	struct rbdl_wa_link wal;	/* in flight for write-around */
 	char oid[RBDL_DATA_OID_MAX];
 };
 
@@ -148,6 +149,14 @@ struct rbdl_req {
 	 * with copy_writes. */
 	bool copy;
 	char *owned;		/* data copied for the request (wbuf) */
+	/* write-around (writearound.h): the kind; acknowledged at once when
+	 * started (early), and done (acked); in flight there (tracked);
+	 * the link of the blocked FIFO */
+	uint8_t wa_kind;
+	bool wa_early;
+	bool wa_acked;
+	bool wa_tracked;
+	struct rbdl_req *wa_next;
 	const struct rbdl_pview *pv;	/* what backs the image (parent.h) */
 	uint32_t nsnaps;	/* snapshots in io's context (writes) */
 	bool track_data;	/* a backing read: maintain data_end */
@@ -213,6 +222,9 @@ void rbdl_req_put(struct rbdl_req *req, bool in_submit);
  * step that may read it after the submit call returned (nothing to do if
  * the request does not copy, or already did).  0 or -ENOMEM. */
 int rbdl_obj_keep_data(struct rbdl_objreq *o);
+/* request.c: start a request that write-around held back (on the thread
+ * that released it). */
+void rbdl_req_wa_go(struct rbdl_req *req);
 /* objreq.c: advance o with the result r of the step that finished (0
  * for START). */
 void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit);

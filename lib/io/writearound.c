@@ -1,0 +1,225 @@
+/*
+ * writearound.c - write-around acknowledgement (writearound.h).
+ *
+ * Tracked requests live in two places, both under img->wa.mu: the object
+ * extents of requests in flight, hashed by object number into
+ * RBDL_WA_BUCKETS lists (allocated on first use), and the FIFO of blocked
+ * requests.  wa.tracked counts the requests in either; a WAIT request
+ * that finds it 0 (acquire) goes without the lock: every WRITE that was
+ * acknowledged before it was submitted incremented it under mu before its
+ * acknowledgement was delivered.
+ *
+ * Threading and ownership: see writearound.h.  Requests are owned by
+ * request.c; this file only links them.
+ */
+#include "config.h"
+
+#include "writearound.h"
+
+#include "request.h"
+
+#include "core/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rbd/librbd.h"
+
+enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
+				   const struct rbdl_req *req)
+{
+	struct rbdl_wa *wa = &img->wa;
+
+	if (!atomic_load_explicit(&wa->max_dirty, memory_order_relaxed))
+		return RBDL_WA_NONE;
+	if (atomic_load_explicit(&wa->wtuf, memory_order_relaxed) &&
+	    !atomic_load_explicit(&wa->user_flushed, memory_order_relaxed))
+		return RBDL_WA_NONE;	/* write-through until the flush */
+	if (req->op == RBDL_OP_READ || req->op == RBDL_OP_CAW ||
+	    (req->op_flags & LIBRADOS_OP_FLAG_FADVISE_FUA))
+		return RBDL_WA_WAIT;
+	return RBDL_WA_WRITE;
+}
+
+static struct rbdl_wa_link *bucket(struct rbdl_wa *wa, uint64_t objno)
+{
+	return &wa->flight[objno % RBDL_WA_BUCKETS];
+}
+
+/* Does object request o overlap an object extent in flight? */
+static bool obj_in_flight(struct rbdl_wa *wa, const struct rbdl_objreq *o)
+{
+	if (!wa->flight)
+		return false;
+	for (struct rbdl_wa_link *l = bucket(wa, o->objno)->next; l;
+	     l = l->next) {
+		const struct rbdl_objreq *f =
+			container_of(l, struct rbdl_objreq, wal);
+
+		if (f->objno == o->objno && f->obj_off < o->obj_off + o->len &&
+		    o->obj_off < f->obj_off + f->len)
+			return true;
+	}
+	return false;
+}
+
+/* Do two requests touch a common byte of the image? */
+static bool reqs_overlap(const struct rbdl_req *a, const struct rbdl_req *b)
+{
+	return a->off < b->off + b->len && b->off < a->off + a->len;
+}
+
+/* Must req wait: does it overlap a request in flight, or a blocked one
+ * before `before` (NULL: any blocked request)? */
+static bool must_wait(struct rbdl_wa *wa, const struct rbdl_req *req,
+		      const struct rbdl_req *before)
+{
+	for (const struct rbdl_req *b = wa->blocked; b && b != before;
+	     b = b->wa_next)
+		if (reqs_overlap(b, req))
+			return true;
+	for (uint32_t i = 0; i < req->nobjs; i++)
+		if (obj_in_flight(wa, &req->objs[i]))
+			return true;
+	return false;
+}
+
+/* Put a WRITE in flight (its object extents in the buckets) and decide
+ * its early acknowledgement: within max_dirty, or nothing else early
+ * in flight (librbd's can_dispatch_io). */
+static void go_in_flight(struct rbdl_wa *wa, struct rbdl_req *req)
+{
+	uint64_t max = atomic_load_explicit(&wa->max_dirty,
+					    memory_order_relaxed);
+
+	for (uint32_t i = 0; i < req->nobjs; i++) {
+		struct rbdl_wa_link *h = bucket(wa, req->objs[i].objno);
+		struct rbdl_wa_link *l = &req->objs[i].wal;
+
+		l->next = h->next;
+		l->pprev = &h->next;
+		if (h->next)
+			h->next->pprev = &l->next;
+		h->next = l;
+	}
+	req->wa_tracked = true;
+	req->wa_early = wa->bytes == 0 || wa->bytes + req->len <= max;
+	if (req->wa_early)
+		wa->bytes += req->len;
+}
+
+int rbdl_wa_begin(struct rbdl_req *req, bool in_submit)
+{
+	struct rbdl_wa *wa = &req->img->wa;
+	bool write = req->wa_kind == RBDL_WA_WRITE;
+
+	req->wa_early = false;
+	req->wa_tracked = false;
+	/* Acquire: pairs with the increment under mu (see the top). */
+	if (!write && !atomic_load_explicit(&wa->tracked, memory_order_acquire))
+		return RBDL_WA_GO;
+	pthread_mutex_lock(&wa->mu);
+	if (write && !wa->flight) {
+		wa->flight = calloc(RBDL_WA_BUCKETS, sizeof(*wa->flight));
+		if (!wa->flight) {
+			pthread_mutex_unlock(&wa->mu);
+			return -ENOMEM;
+		}
+	}
+	if (must_wait(wa, req, NULL)) {
+		/* Its objects start later, on another thread. */
+		for (uint32_t i = 0; in_submit && i < req->nobjs; i++) {
+			int r = rbdl_obj_keep_data(&req->objs[i]);
+
+			if (r < 0) {
+				pthread_mutex_unlock(&wa->mu);
+				return r;
+			}
+		}
+		req->wa_next = NULL;
+		if (wa->blocked_tail)
+			wa->blocked_tail->wa_next = req;
+		else
+			wa->blocked = req;
+		wa->blocked_tail = req;
+		atomic_fetch_add_explicit(&wa->tracked, 1, memory_order_relaxed);
+		pthread_mutex_unlock(&wa->mu);
+		return RBDL_WA_PARKED;
+	}
+	if (write) {
+		go_in_flight(wa, req);
+		atomic_fetch_add_explicit(&wa->tracked, 1, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&wa->mu);
+	return RBDL_WA_GO;
+}
+
+void rbdl_wa_end(struct rbdl_req *req, ssize_t rval)
+{
+	struct rbdl_wa *wa = &req->img->wa;
+	struct rbdl_req *go = NULL, **go_tail = &go, *prev = NULL;
+
+	pthread_mutex_lock(&wa->mu);
+	for (uint32_t i = 0; i < req->nobjs; i++) {
+		struct rbdl_wa_link *l = &req->objs[i].wal;
+
+		*l->pprev = l->next;
+		if (l->next)
+			l->next->pprev = l->pprev;
+	}
+	if (req->wa_early) {
+		wa->bytes -= req->len;
+		if (rval < 0 && !wa->error)
+			wa->error = rval;
+	}
+	atomic_fetch_sub_explicit(&wa->tracked, 1, memory_order_relaxed);
+	/* Release, in order, what overlaps nothing in flight any more nor
+	 * a request still blocked before it. */
+	for (struct rbdl_req *b = wa->blocked, *next; b; b = next) {
+		next = b->wa_next;
+		if (must_wait(wa, b, b)) {
+			prev = b;
+			continue;
+		}
+		if (prev)
+			prev->wa_next = next;
+		else
+			wa->blocked = next;
+		if (wa->blocked_tail == b)
+			wa->blocked_tail = prev;
+		if (b->wa_kind == RBDL_WA_WRITE)
+			go_in_flight(wa, b);	/* still counted in tracked */
+		else
+			atomic_fetch_sub_explicit(&wa->tracked, 1,
+						  memory_order_relaxed);
+		b->wa_next = NULL;
+		*go_tail = b;
+		go_tail = &b->wa_next;
+	}
+	pthread_mutex_unlock(&wa->mu);
+	while (go) {
+		struct rbdl_req *n = go->wa_next;
+
+		rbdl_req_wa_go(go);
+		go = n;
+	}
+}
+
+void rbdl_wa_user_flush(struct rbdl_image *img)
+{
+	if (!atomic_load_explicit(&img->wa.user_flushed, memory_order_relaxed))
+		atomic_store_explicit(&img->wa.user_flushed, true,
+				      memory_order_relaxed);
+}
+
+long rbdl_wa_take_error(struct rbdl_image *img)
+{
+	struct rbdl_wa *wa = &img->wa;
+	long r;
+
+	pthread_mutex_lock(&wa->mu);
+	r = wa->error;
+	wa->error = 0;
+	pthread_mutex_unlock(&wa->mu);
+	return r;
+}
