@@ -245,6 +245,8 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	atomic_init(&img->wa.wtuf, true);
 	atomic_init(&img->wa.user_flushed, false);
 	atomic_init(&img->wa.tracked, 0);
+	atomic_init(&img->wa.acks, NULL);
+	atomic_init(&img->wa.ack_live, false);
 	atomic_init(&img->wr_io, NULL);
 	atomic_init(&img->pview, NULL);
 	atomic_init(&img->journal_h, NULL);
@@ -291,6 +293,8 @@ void rbdl_image_free(struct rbdl_image *img)
 	/* Its I/O drained (the owner waited): the refresh task is idle. */
 	if (img->ioq_live)
 		rbdl_ctl_task_retire(&img->ioq_task);
+	if (img->wa.ack_live)	/* idle: every acknowledgement delivered */
+		rbdl_ctl_task_retire(&img->wa.ack_task);
 	if (wr)
 		rados_ioctx_destroy(wr);
 	while (img->retired) {

@@ -113,6 +113,11 @@ struct rbdl_wa {
 	struct rbdl_wa_link *flight;	/* RBDL_WA_BUCKETS heads, or NULL */
 	struct rbdl_req *blocked, *blocked_tail;	/* FIFO */
 	long error;	/* first error of an early-acknowledged write */
+	/* Acknowledgements made inside a submit call, delivered by ack_task
+	 * on the control context's callback lane (a stack through dnext). */
+	_Atomic(struct rbdl_comp *) acks;
+	struct rbdl_ctl_task ack_task;
+	atomic_bool ack_live;	/* set (release) under mu once ack_task is */
 };
 
 /* Header notification subscribers (watch.h): the lock, the update

@@ -185,10 +185,7 @@ static void req_go(struct rbdl_req *req, bool in_submit)
 		 * waits for the delivery to be idle): req_finish drops it. */
 		rbdl_delivery_get(&img->dl);
 		req->wa_acked = true;
-		if (in_submit)
-			rbdl_comp_complete_deferred(req->comp, 0, img->defer_io);
-		else
-			rbdl_comp_complete(req->comp, 0);
+		rbdl_wa_ack(req, in_submit);
 	}
 	rbdl_req_put(req, in_submit);
 }

@@ -18,6 +18,7 @@
 
 #include "request.h"
 
+#include "core/ctl.h"
 #include "core/internal.h"
 
 #include <errno.h>
@@ -202,6 +203,73 @@ void rbdl_wa_end(struct rbdl_req *req, ssize_t rval)
 
 		rbdl_req_wa_go(go);
 		go = n;
+	}
+}
+
+/* The callback lane's task: deliver the acknowledgements pushed. */
+static void ack_run(struct rbdl_ctl_task *t)
+{
+	struct rbdl_wa *wa = container_of(t, struct rbdl_wa, ack_task);
+	/* Acquire: pairs with the pushes' release, for each completion's
+	 * armed state. */
+	struct rbdl_comp *c = atomic_exchange_explicit(&wa->acks, NULL,
+						       memory_order_acquire);
+	struct rbdl_comp *fifo = NULL;
+
+	while (c) {	/* the stack is newest first */
+		struct rbdl_comp *n = c->dnext;
+
+		c->dnext = fifo;
+		fifo = c;
+		c = n;
+	}
+	while (fifo) {
+		struct rbdl_comp *n = fifo->dnext;
+
+		rbdl_comp_complete(fifo, 0);
+		fifo = n;
+	}
+}
+
+void rbdl_wa_ack(struct rbdl_req *req, bool in_submit)
+{
+	struct rbdl_image *img = req->img;
+	struct rbdl_wa *wa = &img->wa;
+	struct rbdl_comp *c = req->comp, *head;
+
+	if (!in_submit) {
+		rbdl_comp_complete(c, 0);
+		return;
+	}
+	/* Acquire: pairs with the release below, for the task's set-up. */
+	if (!atomic_load_explicit(&wa->ack_live, memory_order_acquire)) {
+		pthread_mutex_lock(&wa->mu);
+		if (!atomic_load_explicit(&wa->ack_live, memory_order_relaxed)) {
+			rbdl_ctl_task_init(&wa->ack_task, RBDL_CTL_CALLBACK,
+					   ack_run);
+			atomic_store_explicit(&wa->ack_live, true,
+					      memory_order_release);
+		}
+		pthread_mutex_unlock(&wa->mu);
+	}
+	/* Release: the task sees the completion as armed (ack_run). */
+	head = atomic_load_explicit(&wa->acks, memory_order_relaxed);
+	do
+		c->dnext = head;
+	while (!atomic_compare_exchange_weak_explicit(
+		&wa->acks, &head, c, memory_order_release,
+		memory_order_relaxed));
+	/* Kicks coalesce.  If no lane thread can run, librados' threads
+	 * deliver what is stacked (a later run of the task finds less). */
+	if (rbdl_ctl_kick(&wa->ack_task) < 0) {
+		c = atomic_exchange_explicit(&wa->acks, NULL,
+					     memory_order_acquire);
+		while (c) {
+			struct rbdl_comp *n = c->dnext;
+
+			rbdl_comp_complete_deferred(c, 0, img->defer_io);
+			c = n;
+		}
 	}
 }
 

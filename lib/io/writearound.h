@@ -86,6 +86,11 @@ int rbdl_wa_begin(struct rbdl_req *req, bool in_submit);
  * with rval: stop tracking it and start what it held back. */
 void rbdl_wa_end(struct rbdl_req *req, ssize_t rval);
 
+/* Complete req's completion now, acknowledged early; in_submit: inside
+ * the submit call, so through the control context's callback lane (a
+ * callback never runs inside the submitting call). */
+void rbdl_wa_ack(struct rbdl_req *req, bool in_submit);
+
 /* The application flushes (rbd_flush, rbd_aio_flush): write-around is on
  * from now, if it waited for the first flush. */
 void rbdl_wa_user_flush(struct rbdl_image *img);
