@@ -241,6 +241,9 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	atomic_init(&img->io_queued, false);
 	pthread_mutex_init(&img->fq.lock, NULL);
 	pthread_mutex_init(&img->wa.mu, NULL);
+	pthread_mutex_init(&img->sched.mu, NULL);
+	atomic_init(&img->sched.on, false);
+	atomic_init(&img->sched.nobjs, 0);
 	atomic_init(&img->wa.max_dirty, 0);
 	atomic_init(&img->wa.wtuf, true);
 	atomic_init(&img->wa.user_flushed, false);
@@ -259,6 +262,7 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	atomic_init(&img->fq.active, false);
 	r = rbdl_delivery_init(&img->dl);
 	if (r < 0) {
+		pthread_mutex_destroy(&img->sched.mu);
 		pthread_mutex_destroy(&img->wa.mu);
 		pthread_mutex_destroy(&img->fq.lock);
 		pthread_mutex_destroy(&img->ioq_mu);
@@ -312,6 +316,7 @@ void rbdl_image_free(struct rbdl_image *img)
 		rados_ioctx_destroy(img->md_io);
 	rbdl_delivery_destroy(&img->dl);
 	free(img->wa.flight);
+	pthread_mutex_destroy(&img->sched.mu);
 	pthread_mutex_destroy(&img->wa.mu);
 	pthread_mutex_destroy(&img->fq.lock);
 	pthread_mutex_destroy(&img->ioq_mu);

@@ -47,7 +47,8 @@
  * from the application's first flush on while
  * rbd_cache_writethrough_until_flush (default true); writethrough, or
  * rbd_cache=false, never does.  An unknown policy counts as write-around
- * (librbd refuses to set one).
+ * (librbd refuses to set one).  rbd_io_scheduler=simple (the default;
+ * none turns it off) merges adjacent writes (io/sched.h).
  * QoS limits (rbd_qos_*) are not enforced; an open that finds one says so
  * on stderr.
  */
@@ -60,7 +61,7 @@ void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 	};
 	struct rbdl_conf c;
 	uint64_t g = 0, max_dirty = 0;
-	bool copy, wtuf;
+	bool copy, wtuf, sched;
 
 	rbdl_conf_load(&c, img->md_io, img->header_oid);
 	if (rbdl_conf_bool(&c, true, "rbd_skip_partial_discard", true)) {
@@ -91,6 +92,13 @@ void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 	}
 	wtuf = rbdl_conf_bool(&c, true, "rbd_cache_writethrough_until_flush",
 			      true);
+	{
+		char sch[16];
+
+		sched = rbdl_conf_get(&c, true, "rbd_io_scheduler", sch,
+				      sizeof(sch)) < 0 ||
+			strcmp(sch, "none") != 0;
+	}
 	/* librbd: a write-around cache forces copying (its early
 	 * acknowledgement would otherwise return buffers still in use). */
 	copy = rbdl_conf_bool(&c, true, "rbd_disable_zero_copy_writes", true) ||
@@ -99,6 +107,8 @@ void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 	atomic_store_explicit(&img->wa.max_dirty, max_dirty,
 			      memory_order_relaxed);
 	atomic_store_explicit(&img->wa.wtuf, wtuf, memory_order_relaxed);
+	atomic_store_explicit(&img->sched.on, sched && !img->read_only,
+			      memory_order_relaxed);
 	atomic_store_explicit(&img->discard_granularity, g,
 			      memory_order_relaxed);
 	atomic_store_explicit(&img->copy_writes, copy, memory_order_relaxed);

@@ -120,6 +120,22 @@ struct rbdl_wa {
 	atomic_bool ack_live;	/* set (release) under mu once ack_task is */
 };
 
+/*
+ * The simple I/O scheduler (io/sched.h): on when rbd_io_scheduler=simple
+ * (set at open and refresh, relaxed); the objects with writes in flight,
+ * under mu; nobjs counts them (relaxed, see sched.c).
+ */
+#define RBDL_SCHED_BUCKETS 64
+
+struct rbdl_sched_obj;
+
+struct rbdl_sched {
+	atomic_bool on;
+	atomic_uint nobjs;
+	pthread_mutex_t mu;
+	struct rbdl_sched_obj *b[RBDL_SCHED_BUCKETS];
+};
+
 /* Header notification subscribers (watch.h): the lock, the update
  * watchers and the quiesce watchers. */
 #define RBDL_WATCH_LISTENERS 3
@@ -203,6 +219,7 @@ struct rbdl_image {
 
 	struct rbdl_flushq fq;
 	struct rbdl_wa wa;
+	struct rbdl_sched sched;
 	struct rbdl_delivery dl;
 	struct rbdl_lock *lk;		/* exclusive lock, or NULL (lock.h) */
 	struct rbdl_objmap *om;		/* HEAD object map, or NULL */

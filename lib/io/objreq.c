@@ -21,6 +21,7 @@
 #include "core/internal.h"
 #include "core/wbuf.h"
 #include "image/state.h"
+#include "sched.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -29,11 +30,6 @@
 #include "rbd/librbd.h"
 
 #define RBDL_MAX_ERRNO 4095
-#define RBDL_FADVISE_MASK                                                    \
-	(LIBRADOS_OP_FLAG_FADVISE_RANDOM |                                   \
-	 LIBRADOS_OP_FLAG_FADVISE_SEQUENTIAL |                               \
-	 LIBRADOS_OP_FLAG_FADVISE_WILLNEED |                                 \
-	 LIBRADOS_OP_FLAG_FADVISE_DONTNEED | LIBRADOS_OP_FLAG_FADVISE_NOCACHE)
 
 /* What starting a state's step gave (obj_step). */
 enum { STEP_WAIT = 1, STEP_DONE = 0 };
@@ -335,7 +331,7 @@ static int send_obj(struct rbdl_req *req, struct rbdl_objreq *o)
  * Once the op is sent, its completion may advance o on another thread at
  * any moment: nothing here touches o after a successful send.
  */
-static int obj_send(struct rbdl_objreq *o)
+static int obj_send(struct rbdl_objreq *o, bool in_submit)
 {
 	int r;
 
@@ -346,7 +342,18 @@ static int obj_send(struct rbdl_objreq *o)
 		if (r < 0)
 			return r;
 	}
-	r = rados_aio_create_completion2(o, obj_rados_done, &o->rc);
+	/* Writes go through the scheduler (it may hold and merge them). */
+	if (o->req->op != RBDL_OP_READ) {
+		r = rbdl_sched_write(o, in_submit);
+		if (r != RBDL_SCHED_PASS)
+			return r < 0 ? r : 0;
+	}
+	return rbdl_obj_send_op(o);
+}
+
+int rbdl_obj_send_op(struct rbdl_objreq *o)
+{
+	int r = rados_aio_create_completion2(o, obj_rados_done, &o->rc);
 
 	if (r == 0) {
 		r = send_obj(o->req, o);
@@ -365,7 +372,10 @@ static int obj_send_copyup(struct rbdl_objreq *o)
 	uint64_t len;
 	const char *data = rbdl_fetch_data(o->cu, &len);
 	bool deep = len && req->nsnaps;
-	int r = rados_aio_create_completion2(o, obj_rados_done, &o->rc);
+	int r;
+
+	rbdl_sched_barrier(o);
+	r = rados_aio_create_completion2(o, obj_rados_done, &o->rc);
 
 	if (r < 0)
 		return r;
@@ -541,6 +551,9 @@ static enum rbdl_obj_state obj_data_done(struct rbdl_objreq *o, int r)
 {
 	struct rbdl_req *req = o->req;
 
+	if (o->sched_reg)
+		rbdl_sched_done(o);	/* what it held back goes now */
+
 	if (r == -ENOENT) {
 		if (req->op == RBDL_OP_READ &&
 		    rbdl_obj_backed(req->pv, &req->img->layout, o->objno)) {
@@ -608,7 +621,7 @@ static int obj_step(struct rbdl_objreq *o, int *r, bool in_submit)
 	case RBDL_ST_MAP_PRE:
 		return STEP_WAIT;	/* never reached: obj_gate starts it */
 	case RBDL_ST_DATA:
-		*r = obj_send(o);
+		*r = obj_send(o, in_submit);
 		return *r < 0 ? *r : STEP_WAIT;
 	case RBDL_ST_READ_PARENT:
 		rbdl_backing_read(o, in_submit);

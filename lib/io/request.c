@@ -178,7 +178,10 @@ static void req_go(struct rbdl_req *req, bool in_submit)
 	}
 	for (uint32_t i = 0; i < req->nobjs; i++)
 		rbdl_obj_advance(&req->objs[i], 0, in_submit);
-	if (req->wa_early) {
+	/* Not one whose error is known already (librbd reports those from
+	 * above its write-around layer). */
+	if (req->wa_early &&
+	    !atomic_load_explicit(&req->result, memory_order_relaxed)) {
 		struct rbdl_image *img = req->img;
 
 		/* The image stays open until the objects finished (close
@@ -369,6 +372,8 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		o->wop = NULL;
 		o->heap = NULL;
 		o->owned = NULL;
+		o->sched_reg = false;
+		o->sched_next = NULL;
 		o->cu = NULL;
 		o->state = RBDL_ST_START;
 		o->copyup_first = false;

@@ -46,6 +46,13 @@
 #include "proto/oid.h"
 
 #define RBDL_REQ_INLINE_OBJS 4
+
+/* The op flags a data op passes on to librados. */
+#define RBDL_FADVISE_MASK                                                    \
+	(LIBRADOS_OP_FLAG_FADVISE_RANDOM |                                   \
+	 LIBRADOS_OP_FLAG_FADVISE_SEQUENTIAL |                               \
+	 LIBRADOS_OP_FLAG_FADVISE_WILLNEED |                                 \
+	 LIBRADOS_OP_FLAG_FADVISE_DONTNEED | LIBRADOS_OP_FLAG_FADVISE_NOCACHE)
 #define RBDL_REQ_INLINE_SEGS 8
 
 /*
@@ -124,6 +131,13 @@ struct rbdl_objreq {
 	char *owned;		/* copy of the segments' data (wbuf) */
 	struct rbdl_omwaiter omw;	/* waiting for an object map update */
 	struct rbdl_wa_link wal;	/* in flight for write-around */
+	/* the scheduler (sched.h): its op is registered there; the next
+	 * request of a held run; a run that could not be sent (its error,
+	 * the next such run) */
+	bool sched_reg;
+	struct rbdl_objreq *sched_next;
+	int sched_err;
+	struct rbdl_objreq *sched_fail;
 	char oid[RBDL_DATA_OID_MAX];
 };
 
@@ -218,6 +232,9 @@ static inline void rbdl_req_note_data(struct rbdl_req *req,
  * in_submit: still inside the submit call (defer the completion). */
 void rbdl_req_put(struct rbdl_req *req, bool in_submit);
 
+/* objreq.c: send o's data op to librados now (state DATA): 0 (its
+ * completion advances o) or a negative errno (nothing sent). */
+int rbdl_obj_send_op(struct rbdl_objreq *o);
 /* objreq.c: copy o's write data out of the caller's memory before a
  * step that may read it after the submit call returned (nothing to do if
  * the request does not copy, or already did).  0 or -ENOMEM. */

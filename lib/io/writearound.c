@@ -168,11 +168,10 @@ void rbdl_wa_end(struct rbdl_req *req, ssize_t rval)
 		if (l->next)
 			l->next->pprev = l->pprev;
 	}
-	if (req->wa_early) {
+	if (req->wa_early)
 		wa->bytes -= req->len;
-		if (rval < 0 && !wa->error)
-			wa->error = rval;
-	}
+	if (req->wa_acked && rval < 0 && !wa->error)
+		wa->error = rval;
 	atomic_fetch_sub_explicit(&wa->tracked, 1, memory_order_relaxed);
 	/* Release, in order, what overlaps nothing in flight any more nor
 	 * a request still blocked before it. */
