@@ -13,6 +13,10 @@
 # job (tests/bench/fio-driver.py explains it).  Cases:
 #
 #   main     4 KiB randread and randwrite, iodepth 32 and 1, 1 job, 1 image
+#   writes   the write path: 4 KiB randwrite and sequential write at
+#            iodepth 32 and 1, 64 KiB and 1 MiB sequential writes at
+#            iodepth 32 (IOPS and CPU per I/O ratios; run it at the
+#            defaults and with RBDLITE_FIO_SET=rbd_cache=false)
 #   images   1, 2, 4, 8, 16 fio jobs, each on its own image (fio's rbd
 #            engine drives one image per job thread), total iodepth 32
 #   threads  1, 2, 4, 8 fio jobs on one image (each job opens its own
@@ -22,13 +26,13 @@
 # fio-scaling.tsv and the chart fio-scaling.svg, to bench-results/ (or
 # $RBDLITE_BENCH_OUT); the committed chart is
 # tests/bench/results/fio-scaling.svg (copy the new one there).
-# Environment: RBDLITE_FIO_SWEEPS ("main,images,
+# Environment: RBDLITE_FIO_SWEEPS ("main,writes,images,
 # threads"), RBDLITE_FIO_SHORT (short run, default LONG/3 seconds),
 # RBDLITE_FIO_FEATURES (image features, default rbd's: layering,
 # exclusive-lock, object-map, fast-diff, deep-flatten), RBDLITE_FIO_SET
 # (comma-separated KEY=VALUE Ceph options for both backends, e.g.
-# rbd_cache=false: librbd's default write-around cache acknowledges writes
-# before the OSD has them; librbdlite has no cache).  Builds what is
+# rbd_cache=false: at the defaults both libraries acknowledge writes
+# before the OSD has them, write-around).  Builds what is
 # missing and runs on a throwaway cluster; with RBDLITE_USE_CLUSTER=1 and
 # CEPH_CONF set it uses that cluster (creating and removing its images).
 set -uo pipefail
@@ -50,7 +54,7 @@ if [ -z "${RBDLITE_FIO_INNER:-}" ]; then
 	exec tests/cluster/with-cluster.sh bash "$0" "$long" "$blocks"
 fi
 
-sweeps=${RBDLITE_FIO_SWEEPS:-main,images,threads}
+sweeps=${RBDLITE_FIO_SWEEPS:-main,writes,images,threads}
 short=${RBDLITE_FIO_SHORT:-$(python3 -c "print(max(1, $long / 3))")}
 features=${RBDLITE_FIO_FEATURES:-layering,exclusive-lock,object-map,fast-diff,deep-flatten}
 pool=${RBDLITE_TEST_POOL:-rbd}

@@ -6,7 +6,8 @@
 # fio-scaling.svg (committed as tests/bench/results/fio-scaling.svg) to DIR.
 #
 #   fio-driver.py --lib=LIBRBDLITE.so --pool=POOL --images=A,B,... --out=DIR
-#                 [--short=S] [--long=S] [--blocks=N] [--sweeps=main,images,threads]
+#                 [--short=S] [--long=S] [--blocks=N]
+#                 [--sweeps=main,writes,images,threads]
 #
 # fio's own "cpu" line counts only its job threads (getrusage RUSAGE_THREAD);
 # librbd's and librados' threads would be missed.  Here every fio run is a
@@ -71,7 +72,8 @@ def run_fio(args, env, outfile):
 
 def fio_args(o, case, secs):
     a = ["fio", "--output-format=json", "--ioengine=rbd", "--clientname=admin",
-         "--pool=" + o.pool, "--busy_poll=0", "--rw=" + case["rw"], "--bs=4k",
+         "--pool=" + o.pool, "--busy_poll=0", "--rw=" + case["rw"],
+         "--bs=" + case.get("bs", "4k"),
          "--time_based", "--runtime=%dms" % int(secs * 1000), "--ramp_time=0",
          "--iodepth=%d" % case["qd"], "--invalidate=0", "--randrepeat=1",
          "--percentile_list=50:99:99.9"]
@@ -146,34 +148,46 @@ def main():
               "lib": o.lib, "short_s": o.short, "long_s": o.long,
               "blocks": o.blocks, "main": [], "scaling": []}
     lines = []
+    # main: 4 KiB random reads and writes; writes: the write path's cases
+    # (4 KiB random and sequential at iodepth 32 and 1, 64 KiB and 1 MiB
+    # sequential), each on 1 job and 1 image.
+    tables = []
     if "main" in sweeps:
+        tables.append(("main", [(rw, "4k", qd) for rw in ("randread", "randwrite")
+                                for qd in (o.qd, 1)]))
+    if "writes" in sweeps:
+        tables.append(("writes", [("randwrite", "4k", o.qd), ("randwrite", "4k", 1),
+                                  ("write", "4k", o.qd), ("write", "4k", 1),
+                                  ("write", "64k", o.qd), ("write", "1m", o.qd)]))
+    for name, cases in tables:
         lines.append("fio %s, --ioengine=rbd, busy_poll=0, 1 job, 1 image; CPU = "
                      "user+sys of the whole fio process per I/O (slope between %g s "
                      "and %g s runs), medians of %d blocks"
                      % (report["fio"], o.short, o.long, o.blocks))
         lines.append("%-16s %-11s %8s %8s %8s %9s %10s %9s"
-                     % ("4 KiB", "backend", "IOPS", "p50 us", "p99 us",
+                     % ("case", "backend", "IOPS", "p50 us", "p99 us",
                         "p99.9 us", "CPU us/IO", "ctxsw/IO"))
         ratios = []
-        for rw in ("randread", "randwrite"):
-            for qd in (o.qd, 1):
-                case = {"rw": rw, "qd": qd, "jobs": [imgs[0]]}
-                label = "%s-qd%d" % (rw, qd)
-                s = cell(o, case, label)
-                report["main"].append({"case": label, "result": s})
-                for i, be in enumerate(BACKENDS):
-                    v = s[be]
-                    lines.append("%-16s %-11s %8.0f %8.0f %8.0f %9.0f %10.1f %9.2f"
-                                 % (label if i == 0 else "", be, v["iops"], v["p50"],
-                                    v["p99"], v["p999"], v["cpu_med"], v["ctxsw"]))
-                for be in BACKENDS:
-                    if be == "fio+librbd":
-                        continue
-                    r = s[be]["cpu_med"] / s["fio+librbd"]["cpu_med"]
-                    ratios.append("%-16s %s/librbd CPU per I/O %.2fx (blocks: %s)"
-                                  % (label, be.replace("fio+", ""), r, " ".join(
-                                      "%.2f" % (a["cpu"] / b["cpu"]) for a, b in
-                                      zip(s[be]["blocks"], s["fio+librbd"]["blocks"]))))
+        for rw, bs, qd in cases:
+            case = {"rw": rw, "bs": bs, "qd": qd, "jobs": [imgs[0]]}
+            label = "%s-qd%d" % (rw, qd) if bs == "4k" else \
+                "%s-%s-qd%d" % (rw, bs, qd)
+            s = cell(o, case, label)
+            report.setdefault(name, []).append({"case": label, "result": s})
+            for i, be in enumerate(BACKENDS):
+                v = s[be]
+                lines.append("%-16s %-11s %8.0f %8.0f %8.0f %9.0f %10.1f %9.2f"
+                             % (label if i == 0 else "", be, v["iops"], v["p50"],
+                                v["p99"], v["p999"], v["cpu_med"], v["ctxsw"]))
+            for be in BACKENDS:
+                if be == "fio+librbd":
+                    continue
+                r = s[be]["cpu_med"] / s["fio+librbd"]["cpu_med"]
+                ratios.append("%-16s %s/librbd CPU per I/O %.2fx, IOPS %.2fx (blocks: %s)"
+                              % (label, be.replace("fio+", ""), r,
+                                 s[be]["iops"] / s["fio+librbd"]["iops"], " ".join(
+                                     "%.2f" % (a["cpu"] / b["cpu"]) for a, b in
+                                     zip(s[be]["blocks"], s["fio+librbd"]["blocks"]))))
         lines.append("")
         lines += ratios
         lines.append("")
