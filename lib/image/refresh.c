@@ -41,7 +41,7 @@
  * power of two in 4 KiB..32 MiB) is ignored, as librbd ignores it.
  * rbd_disable_zero_copy_writes (default true) decides whether write data
  * kept past an aio call is copied (state.h: copy_writes).  The write-around
- * policy (io/writearound.h): rbd_cache (default true) with rbd_cache_policy
+ * policy (io/writearound.c): rbd_cache (default true) with rbd_cache_policy
  * writearound (the default) or writeback (served as write-around)
  * acknowledges writes early within rbd_cache_max_dirty (default 24 MiB),
  * from the application's first flush on while

@@ -87,7 +87,7 @@ struct rbdl_flushq {
 };
 
 /*
- * Write-around acknowledgement (io/writearound.h): the policy, set from
+ * Write-around acknowledgement (io/writearound.c): the policy, set from
  * the configuration at open and at every refresh (image/refresh.c), and
  * the requests it tracks.  Policy fields are relaxed atomics (each
  * request reads them once; either value is valid); the rest is under mu,

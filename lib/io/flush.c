@@ -9,10 +9,21 @@
 
 #include "flush.h"
 
-#include "writearound.h"
-
 #include <pthread.h>
 #include <stdatomic.h>
+
+/* The first error of a write acknowledged early (io/writearound.c)
+ * since the last call, cleared: what an application's flush reports. */
+static long take_wa_error(struct rbdl_image *img)
+{
+	long r;
+
+	pthread_mutex_lock(&img->wa.mu);
+	r = img->wa.error;
+	img->wa.error = 0;
+	pthread_mutex_unlock(&img->wa.mu);
+	return r;
+}
 
 /*
  * Complete every waiting flush whose generation drained.  deferred: the
@@ -44,8 +55,8 @@ static void flush_check(struct rbdl_image *img, bool deferred)
 			struct rbdl_comp *n = list->dnext;
 
 			/* An application's flush reports what the writes
-			 * acknowledged early before it met (writearound.h). */
-			long r = list->user_flush ? rbdl_wa_take_error(img) : 0;
+			 * acknowledged early before it met (writearound.c). */
+			long r = list->user_flush ? take_wa_error(img) : 0;
 
 			if (deferred)
 				rbdl_comp_complete_deferred(list, r, img->defer_io);

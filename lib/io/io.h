@@ -68,7 +68,7 @@ struct rbdl_io_args {
 	bool own;
 	/* flush: the application's (rbd_flush, rbd_aio_flush): it turns
 	 * write-around on and reports the first error of the writes it
-	 * acknowledged early (writearound.h) */
+	 * acknowledged early (writearound.c) */
 	bool user;
 	/* A copy of the data (core/wbuf.h) made for a request that waited
 	 * in the image's queue: buf (and cmp) point into it, and the

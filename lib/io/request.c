@@ -44,7 +44,6 @@
 #include "core/wbuf.h"
 #include "flush.h"
 #include "image/journal.h"
-#include "writearound.h"
 #include "image/refresh.h"
 #include "image/state.h"
 

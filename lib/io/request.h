@@ -163,7 +163,7 @@ struct rbdl_req {
 	 * with copy_writes. */
 	bool copy;
 	char *owned;		/* data copied for the request (wbuf) */
-	/* write-around (writearound.h): the kind; acknowledged at once when
+	/* write-around (writearound.c): the kind; acknowledged at once when
 	 * started (early), and done (acked); in flight there (tracked);
 	 * the link of the blocked FIFO */
 	uint8_t wa_kind;
@@ -239,6 +239,45 @@ int rbdl_obj_send_op(struct rbdl_objreq *o);
  * step that may read it after the submit call returned (nothing to do if
  * the request does not copy, or already did).  0 or -ENOMEM. */
 int rbdl_obj_keep_data(struct rbdl_objreq *o);
+/* ---- writearound.c: write-around acknowledgement (see there) ---- */
+
+enum rbdl_wa_kind {
+	RBDL_WA_NONE,
+	RBDL_WA_WRITE,
+	RBDL_WA_WAIT,
+};
+
+/* What rbdl_wa_begin decided. */
+enum {
+	RBDL_WA_GO = 0,		/* start the request now */
+	RBDL_WA_PARKED = 1,	/* blocked: rbdl_req_wa_go starts it later */
+};
+
+/* The kind of request req (its op, flags and completion set), for
+ * req->wa_kind. */
+enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
+				   const struct rbdl_req *req);
+
+/*
+ * Admit req (wa_kind not NONE) before its objects are started: GO, PARKED
+ * (its write data kept first when in_submit: request.h), or -ENOMEM.  For
+ * a WRITE, sets req->wa_early when it may be acknowledged at once.
+ */
+int rbdl_wa_begin(struct rbdl_req *req, bool in_submit);
+
+/* req, admitted by rbdl_wa_begin as GO (tracked) or released, finished
+ * with rval: stop tracking it and start what it held back. */
+void rbdl_wa_end(struct rbdl_req *req, ssize_t rval);
+
+/* Complete req's completion now, acknowledged early; in_submit: inside
+ * the submit call, so through the control context's callback lane (a
+ * callback never runs inside the submitting call). */
+void rbdl_wa_ack(struct rbdl_req *req, bool in_submit);
+
+/* The application flushes (rbd_flush, rbd_aio_flush): write-around is on
+ * from now, if it waited for the first flush. */
+void rbdl_wa_user_flush(struct rbdl_image *img);
+
 /* request.c: start a request that write-around held back (on the thread
  * that released it). */
 void rbdl_req_wa_go(struct rbdl_req *req);

@@ -1,7 +1,58 @@
 /*
- * writearound.c - write-around acknowledgement (writearound.h).
+ * writearound.c - librbd 16.2's write-around acknowledgement
+ * (cache/WriteAroundObjectDispatch.cc), a part of the data path's state
+ * machine (its entry points are declared in request.h): with
+ * rbd_cache=true and rbd_cache_policy=writearound (both defaults) an aio
+ * write, discard, write-zeroes or write-same is completed to the caller
+ * as soon as all its object operations are handed to librados (or hold
+ * their data: request.h), while the bytes acknowledged early and still in
+ * flight stay within rbd_cache_max_dirty; from the application's first
+ * flush on, when rbd_cache_writethrough_until_flush (the default).
  *
- * Tracked requests live in two places, both under img->wa.mu: the object
+ * Each tracked request has a kind (fixed when it is built):
+ *   WRITE  a write, discard, write-zeroes or write-same, not FUA (also
+ *          a synchronous one, which returns early as in librbd: its data
+ *          is copied where kept, request.h): it may be acknowledged
+ *          early, and others wait for it;
+ *   WAIT   a read, a compare-and-write or a FUA write: never acknowledged
+ *          early, but waits for the tracked requests it overlaps (so
+ *          read-after-write stays exact);
+ *   NONE   nothing to do (write-around off, or write-through until the
+ *          first flush: then every request is NONE, and tracking costs one
+ *          relaxed load at submission).
+ *
+ * The life of a tracked request (rbdl_wa_begin in request.c's req_send,
+ * rbdl_wa_end when its last object finished):
+ *
+ *               overlaps a tracked request        no overlap (WRITE)
+ *   begin ---------------------------------> BLOCKED  ------+
+ *     |  \                                     | released   |
+ *     |   +-- no overlap (WAIT): GO, untracked |  when no   v
+ *     |                                        |  overlap  IN FLIGHT
+ *     +--------- no overlap (WRITE) -----------+----------> (early ack
+ *                                                            if within
+ *                                                            max_dirty)
+ *   IN FLIGHT --(all objects done)--> end: untracked; an early-acked
+ *                 error is kept for the next flush; blocked requests
+ *                 that no longer overlap anything are released (in order)
+ *
+ * Overlap is by object extent, per object, as in librbd.  A request that
+ * overlaps a blocked one waits behind it, so overlapping requests are
+ * started in submission order.  Flushes need nothing from here: an
+ * early-acknowledged request keeps its flush count (flush.h), its hold on
+ * the exclusive lock and its reference on the image's delivery (close
+ * waits for it) until its objects finished; a user flush takes the first
+ * error of the early-acknowledged writes before it (img->wa.error,
+ * flush.c).
+ *
+ * Threading: rbdl_wa_begin runs on the submitter (or the thread that
+ * resumed the request), rbdl_wa_end on the thread that finished it; both
+ * take img->wa.mu.  A released request is started by rbdl_wa_end's
+ * caller's thread, after mu is dropped.
+ */
+
+/*
+ * How it is kept: tracked requests live in two places, both under img->wa.mu: the object
  * extents of requests in flight, hashed by object number into
  * RBDL_WA_BUCKETS lists (allocated on first use), and the FIFO of blocked
  * requests.  wa.tracked counts the requests in either; a WAIT request
@@ -9,12 +60,9 @@
  * acknowledged before it was submitted incremented it under mu before its
  * acknowledgement was delivered.
  *
- * Threading and ownership: see writearound.h.  Requests are owned by
- * request.c; this file only links them.
+ * Requests are owned by request.c; this file only links them.
  */
 #include "config.h"
-
-#include "writearound.h"
 
 #include "request.h"
 
@@ -277,16 +325,4 @@ void rbdl_wa_user_flush(struct rbdl_image *img)
 	if (!atomic_load_explicit(&img->wa.user_flushed, memory_order_relaxed))
 		atomic_store_explicit(&img->wa.user_flushed, true,
 				      memory_order_relaxed);
-}
-
-long rbdl_wa_take_error(struct rbdl_image *img)
-{
-	struct rbdl_wa *wa = &img->wa;
-	long r;
-
-	pthread_mutex_lock(&wa->mu);
-	r = wa->error;
-	wa->error = 0;
-	pthread_mutex_unlock(&wa->mu);
-	return r;
 }
