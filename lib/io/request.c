@@ -105,12 +105,12 @@ static void req_finish(struct rbdl_req *req, bool from_submitter)
 	 * deliver from a librados thread: never run a callback inside the
 	 * submitting call.  The flush count drops only after the completion
 	 * is queued, so a flush submitted later completes after it. */
-	if (acked)
-		;	/* completed when it was started (write-around) */
-	else if (from_submitter)
-		rbdl_comp_complete_deferred(c, rval, img->defer_io);
-	else
-		rbdl_comp_complete(c, rval);
+	if (!acked) {	/* else completed when it was started (write-around) */
+		if (from_submitter)
+			rbdl_comp_complete_deferred(c, rval, img->defer_io);
+		else
+			rbdl_comp_complete(c, rval);
+	}
 	rbdl_flush_op_end(img, parity, from_submitter);
 	rbdl_delivery_put(&img->dl);
 	if (acked)
@@ -229,6 +229,18 @@ static void req_lock_resume(struct rbdl_lkwaiter *w, int err)
 	req_send(req, false);
 }
 
+/* Does a request of this op carry caller data that is copied when kept
+ * (rbd_disable_zero_copy_writes)?  Writes, compare-and-writes, and
+ * write-sames with a pattern (buf; a thick write-same has none, and a
+ * vector write's data is in iov, buf NULL). */
+static bool carries_data(struct rbdl_image *img, enum rbdl_op op,
+			 const void *buf)
+{
+	return (op == RBDL_OP_WRITE || op == RBDL_OP_CAW ||
+		(op == RBDL_OP_WRITESAME && buf)) &&
+	       atomic_load_explicit(&img->copy_writes, memory_order_relaxed);
+}
+
 /* Map and send.  Called with the completion armed and the range clipped. */
 static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		     const struct rbdl_io_args *a, enum rbdl_op op,
@@ -299,10 +311,7 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	 * early), and a queued request's data is a copy already (io.h:
 	 * owned). */
 	req->copy = (!c->internal || req->wa_kind == RBDL_WA_WRITE) &&
-		    !a->owned &&
-		    (op == RBDL_OP_WRITE || op == RBDL_OP_CAW ||
-		     (op == RBDL_OP_WRITESAME && a->buf)) &&
-		    atomic_load_explicit(&img->copy_writes, memory_order_relaxed);
+		    !a->owned && carries_data(img, op, a->buf);
 	req->owned = NULL;
 	req->pv = rbdl_parent_view(img);
 	req->nsnaps = 0;
@@ -598,9 +607,7 @@ static int ioq_keep_data(struct rbdl_image *img, const struct rbdl_comp *c,
 	bool caw = t->op == RBDL_OP_CAW;
 	char *p;
 
-	if (c->internal || !t->len ||
-	    (t->op != RBDL_OP_WRITE && !caw && t->op != RBDL_OP_WRITESAME) ||
-	    !atomic_load_explicit(&img->copy_writes, memory_order_relaxed))
+	if (c->internal || !t->len || !carries_data(img, t->op, t->buf))
 		return 0;
 	if (t->op == RBDL_OP_WRITESAME) {
 		keep = t->data_len;
