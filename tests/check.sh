@@ -5,8 +5,9 @@
 #
 # Installs the Debian packages it needs (when missing; needs root), builds
 # out of tree in build/ with -Werror, runs `make check` (unit tests, ABI and
-# layering checks, and every cluster test against one throwaway Ceph
-# cluster that make check starts and always stops), builds the example
+# layering checks, and every cluster test against throwaway Ceph clusters
+# that make check starts and always stops: RBDLITE_TEST_LANES of them,
+# default 2, each running one test at a time), builds the example
 # against the *installed* library through pkg-config, and runs `make
 # distcheck` (its make check: TESTS='$(distcheck_tests)') unless
 # RBDLITE_SKIP_DISTCHECK=1.  Then it rebuilds in
@@ -28,6 +29,13 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
+# make check runs the cluster tests on RBDLITE_TEST_LANES clusters (lanes,
+# tests/cluster/cluster-test.sh), one test per lane at a time, and
+# test-faults beside them on a cluster of its own: one job per lane, and
+# one more.
+lanes=${RBDLITE_TEST_LANES:-2}
+[[ $lanes =~ ^[1-8]$ ]] || { echo "RBDLITE_TEST_LANES='$lanes' is not a number of lanes from 1 to 8"; exit 1; }
+checkjobs=$((lanes + 1))
 pass=0 fail=0 failed=()
 
 # step NAME CMD...: one step of the suite, counted as passed or failed.
@@ -126,7 +134,7 @@ show_logs() {	# show_logs DIR
 }
 check_in() {	# check_in DIR [make args]
 	local dir=$1; shift
-	run_shown "$dir" make -s -j"$jobs" check "$@"
+	run_shown "$dir" make -s -j"$checkjobs" check "$@"
 	local rc=$?
 	show_logs "$dir"
 	return $rc
@@ -219,7 +227,7 @@ if [ "${RBDLITE_SKIP_DISTCHECK:-0}" != 1 ]; then
 	# distcheck_tests (everything that needs no cluster, and the cluster
 	# tests that use the most distributed files); the full suite has just
 	# run above, on the same sources.
-	step "make distcheck" run_in build make -s distcheck \
+	step "make distcheck" run_in build make -s -j"$checkjobs" distcheck \
 		DISTCHECK_CONFIGURE_FLAGS=--enable-werror VERBOSE=1 \
 		'TESTS=$(distcheck_tests)'
 fi
