@@ -3,7 +3,7 @@
  *
  *   faultio --lib LIB --pool POOL --image NAME --state FILE write
  *           [--seconds S] [--depth D] [--blocks N] [--first B]
- *           [--stop-on-error]
+ *           [--stop-on-error] [--cache on|off]
  *   faultio --lib LIB --pool POOL --image NAME --state FILE verify
  *
  * The library is not linked in: LIB (librbdlite or the real librbd.so.1)
@@ -16,7 +16,18 @@
  * rest) and a pattern derived from (block, generation); generations
  * increase with every submission.  The state file (mmap'ed MAP_SHARED, so
  * it survives a SIGKILL of the writer) holds per block the highest
- * generation acknowledged with 0 and the highest generation submitted.
+ * generation acknowledged with 0, the highest generation submitted, and
+ * the highest generation known durable: acknowledged before a flush that
+ * completed with 0.
+ *
+ * --cache off (the default) sets rbd_cache=false: a write is acknowledged
+ * once the OSDs have it, so an acknowledged write is durable at once.
+ * --cache on keeps the library's defaults (rbd_cache=true, write-around,
+ * write-through until the first flush): an acknowledgement may come
+ * before the OSDs have the data, and the writer submits an rbd_aio_flush
+ * every 50 ms (one at a time, as a guest's file system would), and one
+ * more before it exits; only what a completed flush covered counts as
+ * durable.
  * Every completion error is counted by errno; with --stop-on-error the
  * writer stops submitting at the first one, waits for what is in flight,
  * and asks rbd_is_exclusive_lock_owner.  The stall is the longest time
@@ -25,10 +36,13 @@
  * max_stall_ms, seconds, owner_rc, owner.
  *
  * verify: reads every block the state file knows and checks that it holds
- * the generation last acknowledged, or a later one that was submitted (a
+ * the generation last known durable, or a later one that was submitted (a
  * write whose completion was lost with its client, or that failed, may
- * still have landed): anything older, or a bad header, is an acknowledged
- * write lost.  Prints "checked=N lost=L bad=B" and exits 1 if L or B > 0.
+ * still have landed): anything older, or a bad header, is a durable write
+ * lost.  A block older than its last acknowledged (but not flushed)
+ * generation is counted apart: an early acknowledgement the fault undid,
+ * which only a flush promises against.  Prints "checked=N lost=L bad=B
+ * unflushed_lost=U" and exits 1 if L or B > 0.
  *
  * Threading: completions arrive on the library's callback thread and are
  * handed to the main thread through a mutex-protected list.  Exit status:
@@ -65,6 +79,7 @@ static int (*p_close)(rbd_image_t);
 static ssize_t (*p_read)(rbd_image_t, uint64_t, size_t, char *);
 static int (*p_aio_write)(rbd_image_t, uint64_t, size_t, const char *,
 			  rbd_completion_t);
+static int (*p_aio_flush)(rbd_image_t, rbd_completion_t);
 static int (*p_create_comp)(void *, rbd_callback_t, rbd_completion_t *);
 static ssize_t (*p_get_rv)(rbd_completion_t);
 static void (*p_release)(rbd_completion_t);
@@ -85,6 +100,7 @@ struct slot {
 	ssize_t rv;
 	char *buf;
 	bool busy;
+	bool flush;	/* the flush slot */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -157,8 +173,8 @@ static void *sym(void *dl, const char *name)
 	return p;
 }
 
-/* The state file: acked[n] then submitted[n]; create: n blocks, else
- * *np from the file's size. */
+/* The state file: acked[n], submitted[n], durable[n]; create: n blocks,
+ * else *np from the file's size. */
 static uint64_t *map_state(const char *path, uint64_t *np, bool create)
 {
 	int fd = open(path, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDONLY,
@@ -172,8 +188,8 @@ static uint64_t *map_state(const char *path, uint64_t *np, bool create)
 		exit(2);
 	}
 	if (!create)
-		*np = (uint64_t)st.st_size / (2 * sizeof(uint64_t));
-	len = (size_t)*np * 2 * sizeof(uint64_t);
+		*np = (uint64_t)st.st_size / (3 * sizeof(uint64_t));
+	len = (size_t)*np * 3 * sizeof(uint64_t);
 	if (!len || (create && ftruncate(fd, (off_t)len) < 0)) {
 		fprintf(stderr, "faultio: %s: bad state file\n", path);
 		exit(2);
@@ -188,29 +204,62 @@ static uint64_t *map_state(const char *path, uint64_t *np, bool create)
 	return p;
 }
 
+#define FLUSH_NS 50000000u	/* --cache on: a flush every 50 ms */
+
 static int do_write(rbd_image_t img, const char *state, double seconds,
-		    int depth, uint64_t nblocks, uint64_t first, bool stop_err)
+		    int depth, uint64_t nblocks, uint64_t first, bool stop_err,
+		    bool cache)
 {
 	uint64_t total = first + nblocks;
 	uint64_t *acked = map_state(state, &total, true);
-	uint64_t *subm = acked + first + nblocks;
+	uint64_t *subm = acked + total, *durable = subm + total;
+	/* What the flush in flight covers: acked[] when it was submitted. */
+	uint64_t *covers = calloc(total, sizeof(*covers));
 	uint8_t *busy = calloc(nblocks, 1);
-	struct slot slots[MAX_DEPTH];
+	struct slot slots[MAX_DEPTH], fl = { .flush = true };
 	long errs[256] = { 0 };
 	uint64_t ios = 0, gen = 0, t0 = now_ns(), last = t0, max_stall = 0;
 	uint64_t end = t0 + (uint64_t)(seconds * 1e9), rng = mix(t0);
+	uint64_t last_flush = t0, flushes = 0;
 	int inflight = 0, first_error = 0;
-	bool stopping = false;
+	bool stopping = false, final_flush = false;
 
-	for (int i = 0; i < depth; i++) {
+	memset(slots, 0, sizeof(slots));
+	for (int i = 0; i < depth; i++)
 		slots[i].buf = aligned_alloc(BS, BS);
-		slots[i].busy = false;
+	if (!covers || !busy) {
+		fprintf(stderr, "faultio: out of memory\n");
+		return 2;
 	}
 	for (;;) {
 		uint64_t now = now_ns();
 
 		if (now >= end)
 			stopping = true;
+		/* --cache on: one flush in flight at a time, every FLUSH_NS,
+		 * and a last one once the writes have drained. */
+		if (cache && !fl.busy &&
+		    ((!stopping && now - last_flush >= FLUSH_NS) ||
+		     (stopping && !inflight && !final_flush))) {
+			final_flush = stopping;
+			memcpy(covers, acked, total * sizeof(*covers));
+			if (p_create_comp(&fl, on_done, &fl.c) < 0) {
+				fprintf(stderr, "faultio: no completion\n");
+				return 2;
+			}
+			fl.busy = true;
+			inflight++;
+			last_flush = now;
+			int r = p_aio_flush(img, fl.c);
+
+			if (r < 0) {
+				fl.rv = r;
+				pthread_mutex_lock(&mu);
+				fl.next = done_head;
+				done_head = &fl;
+				pthread_mutex_unlock(&mu);
+			}
+		}
 		/* Submit into every free slot. */
 		for (int i = 0; i < depth && !stopping; i++) {
 			struct slot *s = &slots[i];
@@ -271,9 +320,16 @@ static int do_write(rbd_image_t img, const char *state, double seconds,
 		while (s) {
 			struct slot *n = s->next;
 
-			if (s->rv == 0) {
+			if (s->flush && s->rv == 0) {
+				for (uint64_t b = 0; b < total; b++)
+					if (covers[b] > durable[b])
+						durable[b] = covers[b];
+				flushes++;
+			} else if (s->rv == 0) {
 				if (s->gen > acked[s->block])
 					acked[s->block] = s->gen;
+				if (!cache && s->gen > durable[s->block])
+					durable[s->block] = s->gen;
 				ios++;
 			} else {
 				int e = s->rv < 0 && s->rv > -256 ? (int)-s->rv
@@ -288,14 +344,14 @@ static int do_write(rbd_image_t img, const char *state, double seconds,
 			if (s->c)
 				p_release(s->c);
 			s->c = NULL;
-			busy[s->block - first] = 0;
+			if (!s->flush)
+				busy[s->block - first] = 0;
 			s->busy = false;
 			inflight--;
 			s = n;
 		}
 	}
-	msync(acked, (size_t)(first + nblocks) * 2 * sizeof(uint64_t),
-	      MS_SYNC);
+	msync(acked, (size_t)total * 3 * sizeof(uint64_t), MS_SYNC);
 	int owner = -1, orc = p_is_owner(img, &owner);
 
 	printf("ios=%" PRIu64 " errors=", ios);
@@ -308,9 +364,9 @@ static int do_write(rbd_image_t img, const char *state, double seconds,
 		}
 	}
 	printf("%s first_error=%d max_stall_ms=%.0f seconds=%.1f owner_rc=%d "
-	       "owner=%d\n", any ? "" : "none", first_error,
-	       (double)max_stall / 1e6, (double)(now_ns() - t0) / 1e9, orc,
-	       owner);
+	       "owner=%d flushes=%" PRIu64 "\n", any ? "" : "none",
+	       first_error, (double)max_stall / 1e6,
+	       (double)(now_ns() - t0) / 1e9, orc, owner, flushes);
 	return 0;
 }
 
@@ -318,8 +374,8 @@ static int do_verify(rbd_image_t img, const char *state)
 {
 	uint64_t nblocks;
 	uint64_t *acked = map_state(state, &nblocks, false);
-	uint64_t *subm = acked + nblocks;
-	uint64_t checked = 0, lost = 0, bad = 0;
+	uint64_t *subm = acked + nblocks, *durable = subm + nblocks;
+	uint64_t checked = 0, lost = 0, bad = 0, unflushed = 0;
 	char *buf = aligned_alloc(BS, BS), *want = aligned_alloc(BS, BS);
 
 	for (uint64_t b = 0; b < nblocks; b++) {
@@ -356,15 +412,19 @@ static int do_verify(rbd_image_t img, const char *state)
 			bad++;
 			continue;
 		}
-		if (h.gen < acked[b] || h.gen > subm[b]) {
+		if (h.gen < durable[b] || h.gen > subm[b]) {
 			fprintf(stderr, "faultio: block %" PRIu64 ": gen %"
-				PRIu64 ", acked %" PRIu64 ", submitted %" PRIu64
-				"\n", b, h.gen, acked[b], subm[b]);
+				PRIu64 ", durable %" PRIu64 ", acked %" PRIu64
+				", submitted %" PRIu64 "\n", b, h.gen,
+				durable[b], acked[b], subm[b]);
 			lost++;
+		} else if (h.gen < acked[b]) {
+			unflushed++;
 		}
 	}
-	printf("checked=%" PRIu64 " lost=%" PRIu64 " bad=%" PRIu64 "\n",
-	       checked, lost, bad);
+	printf("checked=%" PRIu64 " lost=%" PRIu64 " bad=%" PRIu64
+	       " unflushed_lost=%" PRIu64 "\n", checked, lost, bad,
+	       unflushed);
 	return lost || bad ? 1 : 0;
 }
 
@@ -375,7 +435,7 @@ int main(int argc, char **argv)
 	double seconds = 10;
 	int depth = 8;
 	uint64_t nblocks = 2048, first = 0;
-	bool stop_err = false;
+	bool stop_err = false, cache = false;
 	pthread_condattr_t ca;
 
 	for (int i = 1; i < argc; i++) {
@@ -410,6 +470,9 @@ int main(int argc, char **argv)
 			nblocks = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--first"))
 			first = strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--cache") &&
+			 (!strcmp(v, "on") || !strcmp(v, "off")))
+			cache = !strcmp(v, "on");
 		else {
 			fprintf(stderr, "faultio: unknown option %s\n", a);
 			return 2;
@@ -421,7 +484,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: faultio --lib LIB --pool POOL --image "
 			"NAME --state FILE write|verify [--seconds S] "
 			"[--depth D] [--blocks N] [--first B] "
-			"[--stop-on-error]\n");
+			"[--stop-on-error] [--cache on|off]\n");
 		return 2;
 	}
 	void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
@@ -434,6 +497,7 @@ int main(int argc, char **argv)
 	*(void **)&p_close = sym(dl, "rbd_close");
 	*(void **)&p_read = sym(dl, "rbd_read");
 	*(void **)&p_aio_write = sym(dl, "rbd_aio_write");
+	*(void **)&p_aio_flush = sym(dl, "rbd_aio_flush");
 	*(void **)&p_create_comp = sym(dl, "rbd_aio_create_completion");
 	*(void **)&p_get_rv = sym(dl, "rbd_aio_get_return_value");
 	*(void **)&p_release = sym(dl, "rbd_aio_release");
@@ -449,7 +513,7 @@ int main(int argc, char **argv)
 
 	if ((r = rados_create(&cl, NULL)) < 0 ||
 	    (r = rados_conf_read_file(cl, NULL)) < 0 ||
-	    (r = rados_conf_set(cl, "rbd_cache", "false")) < 0 ||
+	    (!cache && (r = rados_conf_set(cl, "rbd_cache", "false")) < 0) ||
 	    (r = rados_connect(cl)) < 0 ||
 	    (r = rados_ioctx_create(cl, pool, &io)) < 0) {
 		fprintf(stderr, "faultio: cluster: %s\n", strerror(-r));
@@ -463,7 +527,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (!strcmp(mode, "write"))
 		r = do_write(img, state, seconds, depth, nblocks, first,
-			     stop_err);
+			     stop_err, cache);
 	else
 		r = do_verify(img, state);
 	fflush(stdout);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # test-faults.sh - the fault matrix: OSD, monitor and client failures under
 # a verifying write load, on librbdlite and, as the reference, on the real
-# librbd (rbd_cache=false), side by side.
+# librbd, side by side, with both acknowledgement policies: rbd_cache=false
+# (a write is acknowledged once the OSDs have it) and the defaults
+# (write-around: acknowledged once sent, durable once a flush covering it
+# completed).
 #
 # Starts a cluster of its own (cluster.sh with RBDLITE_OSDS=3: one monitor,
 # three BlueStore OSDs on sparse files, pools of size 3 / min_size 2,
@@ -23,9 +26,16 @@
 #   blocklist   the writer blocklisted while it owns the lock: its I/O
 #               fails (librbd's errno), rbd_is_exclusive_lock_owner says
 #               what librbd says; then librbd and librbdlite take over
+# Every row runs with each policy (RBDLITE_FAULTS_POLICIES, default
+# "off on"): off passes --cache off to faultio (rbd_cache=false); on,
+# --cache on (the libraries' defaults, and an rbd_aio_flush every 50 ms).
 # Afterwards every writer's blocks are verified through librbdlite and
-# through the real librbd (0 acknowledged writes lost, or the row fails),
-# and object-map images must pass `rbd object-map check` with clean flags.
+# through the real librbd: 0 durable writes lost (acknowledged with the
+# cache off; covered by a completed flush with it on), or the row fails.
+# Early-acknowledged writes that no completed flush covered may be lost to
+# a fault (the contract of a volatile write cache): the table counts them
+# ("unflushed") for both libraries.  Object-map images must pass
+# `rbd object-map check` with clean flags.
 # A hang is a failure: every writer runs under a time limit, and a writer
 # that hits it gets a backtrace (gdb, when installed) in the log.
 # Per row the table at the end gives, for each library: lost writes, the
@@ -34,10 +44,14 @@
 # errno and the same rbd_is_exclusive_lock_owner answer.
 #
 # RBDLITE_FAULTS_LONG=1 runs the long form (20 s faults, longer writers,
-# every row on both kinds); the default (CI) uses 8 s faults and runs the
-# rows that are not about the lock on default-feature images only.  RBDLITE_FAULTS_ROWS and
-# RBDLITE_FAULTS_KINDS select rows and kinds.  Prints "N passed, M failed"
+# every row on both kinds with both policies); the default (CI) uses 8 s
+# faults, runs the rows that are not about the lock on default-feature
+# images only, and the write-around policy on default-feature images
+# only.  RBDLITE_FAULTS_ROWS, RBDLITE_FAULTS_KINDS and
+# RBDLITE_FAULTS_POLICIES select rows, kinds and policies.  Prints "N passed, M failed"
 # last; exits non-zero on any failure.
+
+# cluster-test: own cluster
 
 set -uo pipefail
 
@@ -54,15 +68,18 @@ REFLIB=librbd.so.1
 [[ -e $LITELIB ]] || die "librbdlite not built: $LITELIB"
 ROWS=${RBDLITE_FAULTS_ROWS:-osd-kill min-size mon-kill osd-stop quota client-kill blocklist}
 KINDS=${RBDLITE_FAULTS_KINDS:-default layering}
+POLICIES=${RBDLITE_FAULTS_POLICIES:-off on}
 # Which rows run on which image kinds: all on both in the long form; in
 # the short one (CI) the rows about the lock on both, the others on
 # default-feature images only.
 if [[ ${RBDLITE_FAULTS_LONG:-0} == 1 ]]; then
     FAULT_S=20 PRE_S=4 WRITE_S=12 TAKE_S=6
     LAYERING_ROWS=${ROWS}
+    LAYERING_POLICIES=${POLICIES}
 else
     FAULT_S=8 PRE_S=3 WRITE_S=6 TAKE_S=3
     LAYERING_ROWS="client-kill blocklist"
+    LAYERING_POLICIES=off
 fi
 CLUSTER=$HERE/cluster.sh
 rbdl_workdir faults
@@ -90,13 +107,15 @@ lib_path() { [[ $1 == lite ]] && echo "$LITELIB" || echo "$REFLIB"; }
 
 # writer TAG LIB IMG FIRST SECS [--stop-on-error]: faultio write in the
 # background (WPID: faultio itself, so that kill -9 kills the client),
-# output in $TMP/TAG.out, state in $TMP/TAG.state.
+# with the row's policy (POLICY: --cache off|on), output in $TMP/TAG.out,
+# state in $TMP/TAG.state.
 writer() {
     local tag=$1 lib=$2 img=$3 first=$4 secs=$5
     shift 5
     "$FIO" --lib "$(lib_path "$lib")" \
         --pool "$POOL" --image "$img" --state "$TMP/$tag.state" write \
-        --seconds "$secs" --depth 8 --blocks 1024 --first "$first" "$@" \
+        --seconds "$secs" --depth 8 --blocks 1024 --first "$first" \
+        --cache "$POLICY" "$@" \
         >"$TMP/$tag.out" 2>"$TMP/$tag.err" &
     WPID=$!
 }
@@ -146,8 +165,9 @@ verify() {
             ok=1
         fi
     done
-    ((ok == 0)) && pass "$tag: no acknowledged write lost (verified through librbdlite and librbd)"
-    LOST[$tag]=$(sed -n 's/.*lost=\([0-9]*\).*/\1/p' "$TMP/$tag.verify" | sort -n | tail -1)
+    ((ok == 0)) && pass "$tag: no durable write lost (verified through librbdlite and librbd)"
+    LOST[$tag]=$(sed -n 's/.* lost=\([0-9]*\).*/\1/p' "$TMP/$tag.verify" | sort -n | tail -1)
+    UNFL[$tag]=$(sed -n 's/.*unflushed_lost=\([0-9]*\).*/\1/p' "$TMP/$tag.verify" | sort -n | tail -1)
     return $ok
 }
 
@@ -185,7 +205,7 @@ w = json.load(sys.stdin).get("watchers", [])
 print(w[0]["address"] if w else "")'
 }
 
-declare -A LOST STALL ERRS OWNER
+declare -A LOST UNFL STALL ERRS OWNER
 # errnos ERRORS: "-108:5,-110:1" -> "-108 -110" (which errnos, not how many)
 errnos() { tr ',' '\n' <<<"$1" | cut -d: -f1 | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 record() {   # record ROWKEY TAG
@@ -194,10 +214,10 @@ record() {   # record ROWKEY TAG
     OWNER[$1]="$(field "$2" owner_rc)/$(field "$2" owner)"
 }
 
-# run_row ROW LIB KIND
+# run_row ROW LIB KIND: with policy POLICY
 run_row() {
-    local row=$1 lib=$2 kind=$3 key="$1 $3 $2"
-    local img="f-$row-$kind-$lib" tag="$row-$kind-$lib"
+    local row=$1 lib=$2 kind=$3 key="$1 $3 $POLICY $2"
+    local img="f-$row-$kind-$POLICY-$lib" tag="$row-$kind-$POLICY-$lib"
     mkimg "$img" "$kind"
     BLOCKS=0
     case $row in
@@ -297,42 +317,51 @@ run_row() {
     rbdl_remove_image "$POOL/$img" $((SECONDS + 60)) >/dev/null 2>&1
 }
 
-# kinds_of ROW: the image kinds ROW runs on.
+# kinds_of ROW POLICY: the image kinds ROW runs on with POLICY.
 kinds_of() {
     local k
     for k in $KINDS; do
-        [[ $k == layering && " $LAYERING_ROWS " != *" $1 "* ]] || printf '%s ' "$k"
+        [[ $k == layering && ( " $LAYERING_ROWS " != *" $1 "* ||
+            " $LAYERING_POLICIES " != *" $2 "* ) ]] || printf '%s ' "$k"
     done
 }
 
 for row in $ROWS; do
-    for kind in $(kinds_of "$row"); do
-        for lib in lite librbd; do
-            echo "== $row, $kind image, $lib"
-            run_row "$row" "$lib" "$kind"
+    for POLICY in $POLICIES; do
+        for kind in $(kinds_of "$row" "$POLICY"); do
+            for lib in lite librbd; do
+                echo "== $row, $kind image, cache $POLICY, $lib"
+                run_row "$row" "$lib" "$kind"
+            done
+            if [[ $row == blocklist ]]; then
+                k1="$row $kind $POLICY lite" k2="$row $kind $POLICY librbd"
+                t="blocklist-$kind-$POLICY"
+                e1=$(errnos "${ERRS[$k1]:-}") e2=$(errnos "${ERRS[$k2]:-}")
+                [[ -n $e1 && $e1 != none && $e1 == "$e2" ]] &&
+                    pass "$t: I/O fails with librbd's errno ($e1)" ||
+                    fail "$t: I/O fails with librbd's errno" "lite ${ERRS[$k1]:-}, librbd ${ERRS[$k2]:-}"
+                [[ ${OWNER[$k1]} == "${OWNER[$k2]}" ]] &&
+                    pass "$t: rbd_is_exclusive_lock_owner as librbd (${OWNER[$k1]})" ||
+                    fail "$t: rbd_is_exclusive_lock_owner as librbd" "lite ${OWNER[$k1]}, librbd ${OWNER[$k2]}"
+            fi
         done
-        if [[ $row == blocklist ]]; then
-            k1="$row $kind lite" k2="$row $kind librbd"
-            e1=$(errnos "${ERRS[$k1]:-}") e2=$(errnos "${ERRS[$k2]:-}")
-            [[ -n $e1 && $e1 != none && $e1 == "$e2" ]] &&
-                pass "blocklist-$kind: I/O fails with librbd's errno ($e1)" ||
-                fail "blocklist-$kind: I/O fails with librbd's errno" "lite ${ERRS[$k1]:-}, librbd ${ERRS[$k2]:-}"
-            [[ ${OWNER[$k1]} == "${OWNER[$k2]}" ]] &&
-                pass "blocklist-$kind: rbd_is_exclusive_lock_owner as librbd (${OWNER[$k1]})" ||
-                fail "blocklist-$kind: rbd_is_exclusive_lock_owner as librbd" "lite ${OWNER[$k1]}, librbd ${OWNER[$k2]}"
-        fi
     done
 done
 
 echo
-printf '%-12s %-9s | %-5s %9s %-12s | %-5s %9s %-12s\n' row image "lite" "stall ms" errors \
-    librbd "stall ms" errors
+printf '%-12s %-9s %-5s | %-5s %-5s %9s %-12s | %-5s %-5s %9s %-12s\n' row image cache \
+    lost unfl "stall ms" "lite errors" lost unfl "stall ms" "librbd errors"
 for row in $ROWS; do
-    for kind in $(kinds_of "$row"); do
-        printf '%-12s %-9s | %-5s %9s %-12s | %-5s %9s %-12s\n' "$row" "$kind" \
-            "${LOST[$row-$kind-lite]:-?}" "${STALL[$row $kind lite]:-?}" "${ERRS[$row $kind lite]:-?}" \
-            "${LOST[$row-$kind-librbd]:-?}" "${STALL[$row $kind librbd]:-?}" "${ERRS[$row $kind librbd]:-?}"
+    for POLICY in $POLICIES; do
+        for kind in $(kinds_of "$row" "$POLICY"); do
+            t=$row-$kind-$POLICY k="$row $kind $POLICY"
+            printf '%-12s %-9s %-5s | %-5s %-5s %9s %-12s | %-5s %-5s %9s %-12s\n' "$row" "$kind" "$POLICY" \
+                "${LOST[$t-lite]:-?}" "${UNFL[$t-lite]:-?}" "${STALL[$k lite]:-?}" "${ERRS[$k lite]:-?}" \
+                "${LOST[$t-librbd]:-?}" "${UNFL[$t-librbd]:-?}" "${STALL[$k librbd]:-?}" "${ERRS[$k librbd]:-?}"
+        done
     done
 done
-echo "(lost: acknowledged writes lost, the larger of the two verifications)"
+echo "(lost: durable writes lost -- acknowledged with the cache off, covered by a"
+echo " completed flush with it on; unfl: early-acknowledged writes no completed"
+echo " flush covered that the fault undid; the larger of the two verifications)"
 rbdl_summary
