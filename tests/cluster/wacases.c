@@ -345,10 +345,14 @@ static void three_writes(const char *cs, const char *const *conf)
 		rbd_aio_write(x.img, (uint64_t)i * MiB, sizeof(a[i]), a[i],
 			      w[i]);
 	}
+	/* How many, not which: librbd delivers its acknowledgements from a
+	 * work queue, and on a loaded machine one may come after a later
+	 * one (seen: "yes no yes" at max_dirty 8192). */
 	settle();
-	say(cs, "4 KiB writes acknowledged during the pause: %s %s %s",
-	    yesno(rbd_aio_is_complete(w[0])), yesno(rbd_aio_is_complete(w[1])),
-	    yesno(rbd_aio_is_complete(w[2])));
+	settle();
+	say(cs, "4 KiB writes acknowledged during the pause: %d of 3",
+	    rbd_aio_is_complete(w[0]) + rbd_aio_is_complete(w[1]) +
+		    rbd_aio_is_complete(w[2]));
 	unpause_osds();
 	for (int i = 0; i < 3; i++) {
 		finish(cs, "write", w[i]);
