@@ -244,6 +244,9 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	pthread_mutex_init(&img->sched.mu, NULL);
 	atomic_init(&img->sched.on, false);
 	atomic_init(&img->sched.nobjs, 0);
+	atomic_init(&img->sched.ready, 0);
+	for (int i = 0; i < RBDL_SCHED_SLOTS; i++)
+		atomic_init(&img->sched.slot[i], 0);
 	atomic_init(&img->wa.max_dirty, 0);
 	atomic_init(&img->wa.wtuf, true);
 	atomic_init(&img->wa.user_flushed, false);
@@ -315,7 +318,6 @@ void rbdl_image_free(struct rbdl_image *img)
 	if (img->md_io)
 		rados_ioctx_destroy(img->md_io);
 	rbdl_delivery_destroy(&img->dl);
-	free(img->wa.flight);
 	pthread_mutex_destroy(&img->sched.mu);
 	pthread_mutex_destroy(&img->wa.mu);
 	pthread_mutex_destroy(&img->fq.lock);

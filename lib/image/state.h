@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/avl.h"
 #include "core/completion.h"
 #include "core/ctl.h"
 #include "core/striper.h"
@@ -93,12 +94,6 @@ struct rbdl_flushq {
  * request reads them once; either value is valid); the rest is under mu,
  * except tracked, which readers load first (see writearound.c).
  */
-#define RBDL_WA_BUCKETS 256	/* in-flight object extents, by object */
-
-struct rbdl_wa_link {
-	struct rbdl_wa_link *next, **pprev;
-};
-
 struct rbdl_req;
 
 struct rbdl_wa {
@@ -110,7 +105,8 @@ struct rbdl_wa {
 	atomic_uint tracked;		/* requests in flight or blocked */
 	pthread_mutex_t mu;
 	uint64_t bytes;			/* acknowledged early, in flight */
-	struct rbdl_wa_link *flight;	/* RBDL_WA_BUCKETS heads, or NULL */
+	/* object extents in flight, by (object, offset); disjoint */
+	struct rbdl_avl flight;
 	struct rbdl_req *blocked, *blocked_tail;	/* FIFO */
 	long error;	/* first error of an early-acknowledged write */
 	/* Acknowledgements made inside a submit call, delivered by ack_task
@@ -122,18 +118,24 @@ struct rbdl_wa {
 
 /*
  * The simple I/O scheduler (io/sched.h): on when rbd_io_scheduler=simple
- * (set at open and refresh, relaxed); the objects with writes in flight,
- * under mu; nobjs counts them (relaxed, see sched.c).
+ * (set at open and refresh, relaxed).  slot: per object slot (object
+ * number % RBDL_SCHED_SLOTS), the write-type ops registered in flight and
+ * RBDL_SCHED_HELD_FLAG when writes are held (relaxed RMWs, the protocol
+ * is in sched.h); ready: registered ops finished, counted up to 10.  The
+ * held runs, by slot, under mu; nobjs counts their objects (relaxed).
  */
-#define RBDL_SCHED_BUCKETS 64
+#define RBDL_SCHED_SLOTS 256
+#define RBDL_SCHED_HELD_FLAG (1u << 31)
 
 struct rbdl_sched_obj;
 
 struct rbdl_sched {
 	atomic_bool on;
+	atomic_uint ready;
 	atomic_uint nobjs;
+	_Atomic uint32_t slot[RBDL_SCHED_SLOTS];
 	pthread_mutex_t mu;
-	struct rbdl_sched_obj *b[RBDL_SCHED_BUCKETS];
+	struct rbdl_sched_obj *b[RBDL_SCHED_SLOTS];
 };
 
 /* Header notification subscribers (watch.h): the lock, the update

@@ -52,13 +52,16 @@
  */
 
 /*
- * How it is kept: tracked requests live in two places, both under img->wa.mu: the object
- * extents of requests in flight, hashed by object number into
- * RBDL_WA_BUCKETS lists (allocated on first use), and the FIFO of blocked
- * requests.  wa.tracked counts the requests in either; a WAIT request
- * that finds it 0 (acquire) goes without the lock: every WRITE that was
- * acknowledged before it was submitted incremented it under mu before its
- * acknowledgement was delivered.
+ * How it is kept: tracked requests live in two places, both under
+ * img->wa.mu: the object extents of requests in flight, in an AVL tree
+ * (core/avl.h) by (object number, offset) -- they are disjoint, so an
+ * extent overlaps one in flight exactly when it overlaps the last one
+ * starting before its end, an O(log n) search -- and the FIFO of blocked
+ * requests (no longer than the requests the application has outstanding:
+ * a blocked request is not acknowledged).  wa.tracked counts the requests
+ * in either; a WAIT request that finds it 0 (acquire) goes without the
+ * lock: every WRITE that was acknowledged before it was submitted
+ * incremented it under mu before its acknowledgement was delivered.
  *
  * Requests are owned by request.c; this file only links them.
  */
@@ -70,7 +73,6 @@
 #include "core/internal.h"
 
 #include <errno.h>
-#include <stdlib.h>
 
 #include "rbd/librbd.h"
 
@@ -90,26 +92,50 @@ enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
 	return RBDL_WA_WRITE;
 }
 
-static struct rbdl_wa_link *bucket(struct rbdl_wa *wa, uint64_t objno)
+#define WAL(n) container_of(n, struct rbdl_objreq, wal)
+
+/* Does object request o overlap an object extent in flight?  The last
+ * extent starting before o's end is the only candidate. */
+static bool obj_in_flight(const struct rbdl_wa *wa,
+			  const struct rbdl_objreq *o)
 {
-	return &wa->flight[objno % RBDL_WA_BUCKETS];
+	const struct rbdl_avl_node *n = wa->flight.root, *best = NULL;
+	uint64_t end = o->obj_off + o->len;
+
+	while (n) {
+		const struct rbdl_objreq *f = WAL(n);
+
+		if (f->objno < o->objno ||
+		    (f->objno == o->objno && f->obj_off < end)) {
+			best = n;
+			n = n->right;
+		} else {
+			n = n->left;
+		}
+	}
+	if (!best)
+		return false;
+	const struct rbdl_objreq *f = WAL(best);
+
+	return f->objno == o->objno && f->obj_off + f->len > o->obj_off;
 }
 
-/* Does object request o overlap an object extent in flight? */
-static bool obj_in_flight(struct rbdl_wa *wa, const struct rbdl_objreq *o)
+/* Put o's extent in flight (it overlaps none there). */
+static void flight_insert(struct rbdl_wa *wa, struct rbdl_objreq *o)
 {
-	if (!wa->flight)
-		return false;
-	for (struct rbdl_wa_link *l = bucket(wa, o->objno)->next; l;
-	     l = l->next) {
-		const struct rbdl_objreq *f =
-			container_of(l, struct rbdl_objreq, wal);
+	struct rbdl_avl_node **link = &wa->flight.root, *parent = NULL;
 
-		if (f->objno == o->objno && f->obj_off < o->obj_off + o->len &&
-		    o->obj_off < f->obj_off + f->len)
-			return true;
+	while (*link) {
+		const struct rbdl_objreq *f = WAL(*link);
+
+		parent = *link;
+		link = o->objno < f->objno ||
+				       (o->objno == f->objno &&
+					o->obj_off < f->obj_off)
+			       ? &parent->left
+			       : &parent->right;
 	}
-	return false;
+	rbdl_avl_insert(&wa->flight, &o->wal, parent, link);
 }
 
 /* Do two requests touch a common byte of the image? */
@@ -133,7 +159,7 @@ static bool must_wait(struct rbdl_wa *wa, const struct rbdl_req *req,
 	return false;
 }
 
-/* Put a WRITE in flight (its object extents in the buckets) and decide
+/* Put a WRITE in flight (its object extents in the tree) and decide
  * its early acknowledgement: within max_dirty, or nothing else early
  * in flight (librbd's can_dispatch_io). */
 static void go_in_flight(struct rbdl_wa *wa, struct rbdl_req *req)
@@ -141,16 +167,8 @@ static void go_in_flight(struct rbdl_wa *wa, struct rbdl_req *req)
 	uint64_t max = atomic_load_explicit(&wa->max_dirty,
 					    memory_order_relaxed);
 
-	for (uint32_t i = 0; i < req->nobjs; i++) {
-		struct rbdl_wa_link *h = bucket(wa, req->objs[i].objno);
-		struct rbdl_wa_link *l = &req->objs[i].wal;
-
-		l->next = h->next;
-		l->pprev = &h->next;
-		if (h->next)
-			h->next->pprev = &l->next;
-		h->next = l;
-	}
+	for (uint32_t i = 0; i < req->nobjs; i++)
+		flight_insert(wa, &req->objs[i]);
 	req->wa_tracked = true;
 	req->wa_early = wa->bytes == 0 || wa->bytes + req->len <= max;
 	if (req->wa_early)
@@ -168,13 +186,6 @@ int rbdl_wa_begin(struct rbdl_req *req, bool in_submit)
 	if (!write && !atomic_load_explicit(&wa->tracked, memory_order_acquire))
 		return RBDL_WA_GO;
 	pthread_mutex_lock(&wa->mu);
-	if (write && !wa->flight) {
-		wa->flight = calloc(RBDL_WA_BUCKETS, sizeof(*wa->flight));
-		if (!wa->flight) {
-			pthread_mutex_unlock(&wa->mu);
-			return -ENOMEM;
-		}
-	}
 	if (must_wait(wa, req, NULL)) {
 		/* Its objects start later, on another thread. */
 		for (uint32_t i = 0; in_submit && i < req->nobjs; i++) {
@@ -209,21 +220,24 @@ void rbdl_wa_end(struct rbdl_req *req, ssize_t rval)
 	struct rbdl_req *go = NULL, **go_tail = &go, *prev = NULL;
 
 	pthread_mutex_lock(&wa->mu);
-	for (uint32_t i = 0; i < req->nobjs; i++) {
-		struct rbdl_wa_link *l = &req->objs[i].wal;
-
-		*l->pprev = l->next;
-		if (l->next)
-			l->next->pprev = l->pprev;
-	}
+	for (uint32_t i = 0; i < req->nobjs; i++)
+		rbdl_avl_erase(&wa->flight, &req->objs[i].wal);
 	if (req->wa_early)
 		wa->bytes -= req->len;
 	if (req->wa_acked && rval < 0 && !wa->error)
 		wa->error = rval;
 	atomic_fetch_sub_explicit(&wa->tracked, 1, memory_order_relaxed);
+	/* Only a blocked request that overlaps req can have waited for it:
+	 * with none, nothing changed for any of them. */
+	struct rbdl_req *b = wa->blocked;
+
+	while (b && !reqs_overlap(b, req))
+		b = b->wa_next;
+	if (b)
+		b = wa->blocked;
 	/* Release, in order, what overlaps nothing in flight any more nor
 	 * a request still blocked before it. */
-	for (struct rbdl_req *b = wa->blocked, *next; b; b = next) {
+	for (struct rbdl_req *next; b; b = next) {
 		next = b->wa_next;
 		if (must_wait(wa, b, b)) {
 			prev = b;
