@@ -70,6 +70,11 @@ CEPH_RBD_API int rbdlite_is_librbdlite(void);
  *                     an object map update, a copy-up, a refresh, ...);
  *                     none with rbd_disable_zero_copy_writes=false
  *   write_copy_bytes  the bytes those copies hold
+ *   sched_held        object writes the I/O scheduler held behind a write
+ *                     in flight to the same object (rbd_io_scheduler=simple)
+ *   sched_runs        RADOS writes that carried held writes: held writes
+ *                     that touched end to end went in one (sched_held -
+ *                     sched_runs were merged into another)
  *
  * New counters are only ever appended, so the layout of existing ones
  * never changes.
@@ -83,6 +88,8 @@ struct rbdlite_stats {
 	uint64_t eventfd_writes;
 	uint64_t write_copies;
 	uint64_t write_copy_bytes;
+	uint64_t sched_held;
+	uint64_t sched_runs;
 };
 
 /*

@@ -431,6 +431,8 @@ RBDL_API int rbdlite_get_stats(struct rbdlite_stats *st, size_t size)
 	s.eventfd_writes = v[RBDL_STAT_EVENTFD_WRITES];
 	s.write_copies = v[RBDL_STAT_WRITE_COPIES];
 	s.write_copy_bytes = v[RBDL_STAT_WRITE_COPY_BYTES];
+	s.sched_held = v[RBDL_STAT_SCHED_HELD];
+	s.sched_runs = v[RBDL_STAT_SCHED_RUNS];
 	/* An older caller's shorter struct gets the fields it knows; a
 	 * newer caller's longer one reads 0 for counters we do not keep. */
 	memcpy(st, &s, size < sizeof(s) ? size : sizeof(s));

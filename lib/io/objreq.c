@@ -331,7 +331,7 @@ static int send_obj(struct rbdl_req *req, struct rbdl_objreq *o)
  * Once the op is sent, its completion may advance o on another thread at
  * any moment: nothing here touches o after a successful send.
  */
-static int obj_send(struct rbdl_objreq *o, bool in_submit)
+static int obj_send(struct rbdl_objreq *o)
 {
 	int r;
 
@@ -342,11 +342,14 @@ static int obj_send(struct rbdl_objreq *o, bool in_submit)
 		if (r < 0)
 			return r;
 	}
-	/* Writes go through the scheduler (it may hold and merge them). */
+	/* Writes go through the scheduler (it may hold and merge them);
+	 * a read first sends held writes it overlaps. */
 	if (o->req->op != RBDL_OP_READ) {
-		r = rbdl_sched_write(o, in_submit);
+		r = rbdl_sched_write(o);
 		if (r != RBDL_SCHED_PASS)
 			return r < 0 ? r : 0;
+	} else {
+		rbdl_sched_read(o);
 	}
 	return rbdl_obj_send_op(o);
 }
@@ -621,7 +624,7 @@ static int obj_step(struct rbdl_objreq *o, int *r, bool in_submit)
 	case RBDL_ST_MAP_PRE:
 		return STEP_WAIT;	/* never reached: obj_gate starts it */
 	case RBDL_ST_DATA:
-		*r = obj_send(o, in_submit);
+		*r = obj_send(o);
 		return *r < 0 ? *r : STEP_WAIT;
 	case RBDL_ST_READ_PARENT:
 		rbdl_backing_read(o, in_submit);

@@ -29,7 +29,8 @@
  * sees its segments change.  A write-same pattern is copied when the
  * request is built (every object's op reads it).  Requests that waited in
  * the image's queue carry a copy made there (io.h: owned).  All copies
- * are freed with the request.
+ * are freed with the request.  A write the scheduler holds (sched.h) has
+ * its data copied into its run's buffer, which the scheduler owns.
  */
 #ifndef RBDL_IO_REQUEST_H
 #define RBDL_IO_REQUEST_H
@@ -130,7 +131,7 @@ struct rbdl_objreq {
 	char *heap;		/* expanded write-same data */
 	char *owned;		/* copy of the segments' data (wbuf) */
 	struct rbdl_omwaiter omw;	/* waiting for an object map update */
-	struct rbdl_wa_link wal;	/* in flight for write-around */
+	struct rbdl_avl_node wal;	/* in flight for write-around */
 	/* the scheduler (sched.h): its op is registered there; the next
 	 * request of a held run; a run that could not be sent (its error,
 	 * the next such run) */

@@ -2,64 +2,92 @@
  * sched.h - librbd 16.2's simple I/O scheduler (io/SimpleSchedulerObject
  * Dispatch.cc), private to the data path: with rbd_io_scheduler=simple
  * (the default), while a write to an object is in flight, later plain
- * writes to that object are held, and the held writes that touch end to
- * end are sent as one RADOS op when the write in flight finishes.  Each
- * held write keeps its own object request, advanced with the merged op's
- * result, so every caller's completion carries its own result.
+ * writes to that object are held (delayed), those that touch end to end
+ * are merged into one run with one contiguous buffer, and every run goes
+ * to librados as one write when the op in flight finishes.  Each held
+ * write keeps its own object request, advanced with its run's result, so
+ * every caller's completion carries its own result.
  *
- * Per object with writes in flight (an entry, hashed by object number):
+ * What librbd does, and so this does:
+ *   - every write-type data op (write, discard, write-same,
+ *     compare-and-write) is registered in flight on its object when it is
+ *     sent, and unregistered when it finishes;
+ *   - a plain write (same snapshot context and op flags as the runs held
+ *     for the object, not overlapping any of them) to an object with an
+ *     op registered is held: merged front or back into a run it touches
+ *     (joining two runs it bridges), or a run of its own;
+ *   - any other write-type op to such an object sends the object's runs
+ *     first, then goes itself (registered); a read overlapping a run
+ *     sends the object's runs first; a flush sends every run;
+ *   - the runs go when the registered op finishes, as one op each, not
+ *     registered themselves: the next write to the object goes at once;
+ *   - nothing is held until ten registered ops have finished (librbd
+ *     waits for ten latency samples).
+ * The difference: librbd also sends runs when a timer fires (half the
+ * average latency of the last ten writes); here held writes wait for the
+ * op in flight (or a flush, or an overlapping op), never longer.
  *
- *                    write, nothing in flight
- *   (no entry) -------------------------------> SENT (registered, 1 op)
- *       ^                                          |  \  later plain write:
- *       | last op done,                            |   +-> HELD run
- *       | nothing held                             |       (contiguous, same
- *       +------------------------------------------+        snapshot context
- *                          an op in flight done:   |        and flags:
- *                          the held run goes as    |        merged; any
- *                          one op (registered) <---+        other: the run
- *                                                           goes now, and
- *                                                           a new run starts)
+ * States of an object (objno % RBDL_SCHED_SLOTS names its slot):
  *
- * A write that is not plain (copy-up, guarded, FUA flags differ), a
- * discard, write-same or compare-and-write to an object with held writes
- * sends them first (rbdl_sched_barrier), so ops reach librados in
- * submission order for each object.  Held writes never wait for more than
- * the op in flight (no timer): the delay librbd derives from the measured
- * latency is the op's own latency here.
+ *            write-type op sent (count + 1)
+ *   IDLE ---------------------------------------> BUSY (count > 0)
+ *    ^  ^                                          |  |  plain write:
+ *    |  |         last registered op done          |  +--> HELD: count > 0,
+ *    |  +------------------------------------------+       runs of writes
+ *    |                                                     (slot flag)
+ *    +--- a registered op done, or a barrier: the runs go, --+
+ *         unregistered; BUSY while others are in flight
  *
- * Held writes' data is kept (request.h) before they are held.  Every op to
- * a registered object is sent under the scheduler's mutex, so no later op
- * to it can overtake one held or being sent.
+ * Threading and the slot word: each slot is one atomic word, the count of
+ * registered ops of its objects and a HELD flag.  A write-type op adds one
+ * (relaxed); if the word was 0 nothing can be held for its object and the
+ * op goes at once, without the mutex: the fast path.  Everything else
+ * takes img->sched.mu, under which the runs live and HELD is set and
+ * cleared.  A write that is held sets HELD, joins a run, then drops its
+ * own count; if that leaves the count 0, nothing in flight would send the
+ * run, so the writer sends it itself.  A registered op that finishes drops
+ * its count, and if HELD was set, sends the slot's runs under the mutex.
+ * Whichever of the two RMWs comes second in the word's modification order
+ * sees the other's effect, so no run is ever stranded (relaxed suffices:
+ * the runs themselves are handed over by the mutex).  Objects sharing a
+ * slot only make a run go when the other object's op finishes.
  *
- * Threading: any thread; one mutex per image (img->sched.mu), not taken
- * by reads, nor by any request while the scheduler tracks no object.
+ * Held data is copied into the run's buffer (core/wbuf) on the submitting
+ * thread, so the caller's buffer is never read after the call; the run's
+ * op is one write of that buffer, which librados copies on submission.
  */
 #ifndef RBDL_IO_SCHED_H
 #define RBDL_IO_SCHED_H
 
 #include <stdbool.h>
 
+struct rbdl_image;
 struct rbdl_objreq;
 
 enum {
 	RBDL_SCHED_SENT = 0,	/* the op went to librados */
-	RBDL_SCHED_HELD = 1,	/* held: advanced when its merged op ends */
-	RBDL_SCHED_PASS = 2,	/* not the scheduler's: send it yourself */
+	RBDL_SCHED_HELD = 1,	/* held: advanced when its run's op ends */
+	RBDL_SCHED_PASS = 2,	/* the scheduler is off: send it yourself */
 };
 
 /*
- * The data op of object request o (a write, state DATA) is due: SENT (by
- * rbdl_obj_send_op, registered: rbdl_sched_done when it finishes), HELD,
- * PASS (not a plain write, or the scheduler is off: any held writes to
- * the object were sent first), or a negative errno (nothing sent).
+ * The data op of write-type object request o (state DATA) is due: SENT
+ * (registered: rbdl_sched_done when it finishes), HELD, PASS, or a
+ * negative errno (nothing sent).
  */
-int rbdl_sched_write(struct rbdl_objreq *o, bool in_submit);
+int rbdl_sched_write(struct rbdl_objreq *o);
 
-/* Another op to o's object is due (not a read): held writes go first. */
+/* An op to o's object that the scheduler does not register (a copy-up
+ * alone) is due: the object's runs go first. */
 void rbdl_sched_barrier(struct rbdl_objreq *o);
 
-/* o's registered op (o->sched_reg) finished: send what it held back. */
+/* A read of o's extent is due: runs it overlaps go first. */
+void rbdl_sched_read(struct rbdl_objreq *o);
+
+/* o's registered op (o->sched_reg) finished. */
 void rbdl_sched_done(struct rbdl_objreq *o);
+
+/* A flush: every run goes now. */
+void rbdl_sched_flush(struct rbdl_image *img);
 
 #endif /* RBDL_IO_SCHED_H */
