@@ -126,6 +126,7 @@ struct rbdl_wa {
  */
 #define RBDL_SCHED_SLOTS 256
 #define RBDL_SCHED_HELD_FLAG (1u << 31)
+#define RBDL_SCHED_READY 10	/* registered ops done before holding */
 
 struct rbdl_sched_obj;
 

@@ -9,8 +9,6 @@
 
 #include "flush.h"
 
-#include "sched.h"
-
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -105,9 +103,6 @@ void rbdl_flush_op_end(struct rbdl_image *img, unsigned parity,
 void rbdl_flush_submit(struct rbdl_image *img, struct rbdl_comp *c)
 {
 	struct rbdl_flushq *fq = &img->fq;
-
-	/* Held writes go now rather than after the op they wait for. */
-	rbdl_sched_flush(img);
 
 	pthread_mutex_lock(&fq->lock);
 	if (atomic_load(&fq->active)) {

@@ -82,6 +82,8 @@ int rbdl_obj_keep_data(struct rbdl_objreq *o)
 	if (!p)
 		return -ENOMEM;
 	o->owned = p;
+	/* req_free frees the objects' copies (relaxed: request.h) */
+	atomic_store_explicit(&req->kept, true, memory_order_relaxed);
 	for (uint32_t i = 0; i < o->nsegs; i++) {
 		struct rbdl_seg *s = &req->segs[o->first_seg + i];
 

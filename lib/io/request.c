@@ -63,16 +63,20 @@ static void req_init_once(void)
 	rbdl_slab_init(&req_slab);
 }
 
-static void req_free(struct rbdl_req *req)
+static inline void req_free(struct rbdl_req *req)
 {
-	for (uint32_t i = 0; i < req->nobjs; i++)
-		rbdl_wbuf_free(req->objs[i].owned);
-	rbdl_wbuf_free(req->owned);
+	if (__builtin_expect(atomic_load_explicit(&req->kept,
+						  memory_order_relaxed), 0))
+		for (uint32_t i = 0; i < req->nobjs; i++)
+			rbdl_wbuf_free(req->objs[i].owned);
+	if (req->owned)
+		rbdl_wbuf_free(req->owned);
 	if (req->objs != req->objs_inline)
 		free(req->objs);
 	if (req->segs != req->segs_inline)
 		free(req->segs);
-	free(req->pieces);
+	if (req->pieces)
+		free(req->pieces);
 	rbdl_slab_free(&req_slab, req);
 }
 
@@ -313,6 +317,7 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	req->copy = (!c->internal || req->wa_kind == RBDL_WA_WRITE) &&
 		    !a->owned && carries_data(img, op, a->buf);
 	req->owned = NULL;
+	atomic_init(&req->kept, false);
 	req->pv = rbdl_parent_view(img);
 	req->nsnaps = 0;
 	req->track_data = c->track_data && op == RBDL_OP_READ && a->buf;
@@ -449,6 +454,8 @@ static void submit_now(struct rbdl_image *img, struct rbdl_comp *c,
 				     0) &&
 		    !a->own)
 			goto journaled;
+		/* Held writes go now, not after the op they wait for. */
+		rbdl_sched_flush(img);
 		rbdl_flush_submit(img, c);
 		return;
 	}

@@ -164,6 +164,10 @@ struct rbdl_req {
 	 * with copy_writes. */
 	bool copy;
 	char *owned;		/* data copied for the request (wbuf) */
+	/* An object request holds a copy (owned).  Relaxed: set by objects
+	 * possibly on different threads, read by req_free after the last
+	 * pending decrement (acq_rel). */
+	atomic_bool kept;
 	/* write-around (writearound.c): the kind; acknowledged at once when
 	 * started (early), and done (acked); in flight there (tracked);
 	 * the link of the blocked FIFO */
@@ -254,10 +258,24 @@ enum {
 	RBDL_WA_PARKED = 1,	/* blocked: rbdl_req_wa_go starts it later */
 };
 
-/* The kind of request req (its op, flags and completion set), for
- * req->wa_kind. */
-enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
-				   const struct rbdl_req *req);
+/* The kind of request req (its op and flags), for req->wa_kind.  The
+ * policy fields are relaxed (each request reads them once; either value
+ * is valid). */
+static inline enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
+						 const struct rbdl_req *req)
+{
+	struct rbdl_wa *wa = &img->wa;
+
+	if (!atomic_load_explicit(&wa->max_dirty, memory_order_relaxed))
+		return RBDL_WA_NONE;
+	if (atomic_load_explicit(&wa->wtuf, memory_order_relaxed) &&
+	    !atomic_load_explicit(&wa->user_flushed, memory_order_relaxed))
+		return RBDL_WA_NONE;	/* write-through until the flush */
+	if (req->op == RBDL_OP_READ || req->op == RBDL_OP_CAW ||
+	    (req->op_flags & LIBRADOS_OP_FLAG_FADVISE_FUA))
+		return RBDL_WA_WAIT;
+	return RBDL_WA_WRITE;
+}
 
 /*
  * Admit req (wa_kind not NONE) before its objects are started: GO, PARKED
@@ -287,6 +305,10 @@ void rbdl_req_wa_go(struct rbdl_req *req);
 void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit);
 /* Zero-fill segment s past the have bytes a read returned. */
 void rbdl_seg_zero_tail(struct rbdl_seg *s, size_t have);
+
+/* sched.c (the rest of the scheduler is in sched.h): a flush is due,
+ * every held write goes now. */
+void rbdl_sched_flush(struct rbdl_image *img);
 
 /* backing.c */
 /* Does any byte of object objno lie below the view's overlap? */

@@ -30,7 +30,7 @@
 #include "rbd/librbd.h"
 
 #define HELD RBDL_SCHED_HELD_FLAG
-#define READY 10	/* registered ops to finish before holding */
+#define READY RBDL_SCHED_READY
 #define ENT_RUNS 4	/* runs an entry holds without an array of its own */
 
 struct run {
@@ -396,35 +396,9 @@ static struct rbdl_sched_obj *ent_for(struct rbdl_sched *s,
 
 /* ---- entry points ----------------------------------------------------------- */
 
-/*
- * A registered op of objno's slot is done (or was never sent): drop its
- * count; if runs are held, they go.  failed: NULL if the caller does not
- * hold mu; else it does, and runs that could not be sent are chained
- * there for it to advance once it dropped mu (fail_runs: advancing may
- * submit again).
- */
-static void unregister(struct rbdl_sched *s, uint64_t objno,
-		       struct rbdl_objreq **failed)
-{
-	struct rbdl_objreq *mine = NULL;
-	uint32_t v = atomic_fetch_sub_explicit(slot_of(s, objno), 1,
-					       memory_order_relaxed);
-
-	if (!(v & HELD))
-		return;
-	if (failed) {
-		send_slot(s, objno, failed);
-		return;
-	}
-	pthread_mutex_lock(&s->mu);
-	send_slot(s, objno, &mine);
-	pthread_mutex_unlock(&s->mu);
-	fail_runs(mine);
-}
-
-/* Send o registered (its count is in the slot already).  On failure the
- * count is dropped again (failed: as for unregister): 0 or a negative
- * errno. */
+/* Send o registered (its count is in the slot already), under mu.  On
+ * failure the count is dropped again, and the slot's runs, if any, go
+ * (those that cannot are chained to *failed): 0 or a negative errno. */
 static int send_registered(struct rbdl_sched *s, struct rbdl_objreq *o,
 			   struct rbdl_objreq **failed)
 {
@@ -434,12 +408,15 @@ static int send_registered(struct rbdl_sched *s, struct rbdl_objreq *o,
 	r = rbdl_obj_send_op(o);
 	if (r < 0) {
 		o->sched_reg = false;
-		unregister(s, o->objno, failed);
+		if (atomic_fetch_sub_explicit(slot_of(s, o->objno), 1,
+					      memory_order_relaxed) &
+		    HELD)
+			send_slot(s, o->objno, failed);
 	}
 	return r;
 }
 
-int rbdl_sched_write(struct rbdl_objreq *o)
+int rbdl_sched_write_busy(struct rbdl_objreq *o)
 {
 	struct rbdl_req *req = o->req;
 	struct rbdl_sched *s = &req->img->sched;
@@ -449,15 +426,6 @@ int rbdl_sched_write(struct rbdl_objreq *o)
 	uint32_t v;
 	int r;
 
-	if (!atomic_load_explicit(&s->on, memory_order_relaxed))
-		return RBDL_SCHED_PASS;
-	/* Relaxed: see sched.h (the mutex hands the runs over). */
-	v = atomic_fetch_add_explicit(slot, 1, memory_order_relaxed);
-	if (v == 0) {
-		/* Nothing registered or held in the slot: go now. */
-		r = send_registered(s, o, NULL);
-		return r < 0 ? r : RBDL_SCHED_SENT;
-	}
 	pthread_mutex_lock(&s->mu);
 	v = atomic_load_explicit(slot, memory_order_relaxed);
 	if (req->op == RBDL_OP_WRITE && o->kind == RBDL_KIND_PLAIN && !o->cu &&
@@ -491,14 +459,15 @@ int rbdl_sched_write(struct rbdl_objreq *o)
 	return r < 0 ? r : RBDL_SCHED_SENT;
 }
 
-void rbdl_sched_done(struct rbdl_objreq *o)
+void rbdl_sched_send_held(struct rbdl_objreq *o)
 {
 	struct rbdl_sched *s = &o->req->img->sched;
+	struct rbdl_objreq *failed = NULL;
 
-	o->sched_reg = false;
-	if (atomic_load_explicit(&s->ready, memory_order_relaxed) < READY)
-		atomic_fetch_add_explicit(&s->ready, 1, memory_order_relaxed);
-	unregister(s, o->objno, NULL);
+	pthread_mutex_lock(&s->mu);
+	send_slot(s, o->objno, &failed);
+	pthread_mutex_unlock(&s->mu);
+	fail_runs(failed);
 }
 
 void rbdl_sched_barrier(struct rbdl_objreq *o)
@@ -517,15 +486,12 @@ void rbdl_sched_barrier(struct rbdl_objreq *o)
 	fail_runs(failed);
 }
 
-void rbdl_sched_read(struct rbdl_objreq *o)
+void rbdl_sched_read_held(struct rbdl_objreq *o)
 {
 	struct rbdl_sched *s = &o->req->img->sched;
 	struct rbdl_objreq *failed = NULL;
 	struct rbdl_sched_obj *e;
 
-	if (!(atomic_load_explicit(slot_of(s, o->objno),
-				   memory_order_relaxed) & HELD))
-		return;
 	pthread_mutex_lock(&s->mu);
 	e = *ent_find(s, o->objno);
 	if (e && runs_overlap(e, o->obj_off, o->len))

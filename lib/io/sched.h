@@ -61,8 +61,7 @@
 
 #include <stdbool.h>
 
-struct rbdl_image;
-struct rbdl_objreq;
+#include "request.h"
 
 enum {
 	RBDL_SCHED_SENT = 0,	/* the op went to librados */
@@ -70,24 +69,81 @@ enum {
 	RBDL_SCHED_PASS = 2,	/* the scheduler is off: send it yourself */
 };
 
+/* The slow half of rbdl_sched_write: o's count is in its slot, which
+ * held something already. */
+int rbdl_sched_write_busy(struct rbdl_objreq *o);
+/* A registered op is done and runs are held in its slot: they go. */
+void rbdl_sched_send_held(struct rbdl_objreq *o);
+
+static inline _Atomic uint32_t *rbdl_sched_slot(const struct rbdl_objreq *o)
+{
+	return &o->req->img->sched.slot[o->objno % RBDL_SCHED_SLOTS];
+}
+
+/* o's registered op (o->sched_reg) finished (or was never sent). */
+static inline void rbdl_sched_done(struct rbdl_objreq *o)
+{
+	struct rbdl_sched *s = &o->req->img->sched;
+
+	o->sched_reg = false;
+	if (__builtin_expect(atomic_load_explicit(&s->ready,
+						  memory_order_relaxed) < RBDL_SCHED_READY,
+			     0))
+		atomic_fetch_add_explicit(&s->ready, 1, memory_order_relaxed);
+	/* Relaxed: see the protocol above. */
+	if (atomic_fetch_sub_explicit(rbdl_sched_slot(o), 1,
+				      memory_order_relaxed) &
+	    RBDL_SCHED_HELD_FLAG)
+		rbdl_sched_send_held(o);
+}
+
 /*
  * The data op of write-type object request o (state DATA) is due: SENT
  * (registered: rbdl_sched_done when it finishes), HELD, PASS, or a
  * negative errno (nothing sent).
  */
-int rbdl_sched_write(struct rbdl_objreq *o);
+static inline int rbdl_sched_write(struct rbdl_objreq *o)
+{
+	int r;
+
+	if (!atomic_load_explicit(&o->req->img->sched.on,
+				  memory_order_relaxed))
+		return RBDL_SCHED_PASS;
+	/* Relaxed: see the protocol above (the mutex hands runs over). */
+	if (atomic_fetch_add_explicit(rbdl_sched_slot(o), 1,
+				      memory_order_relaxed))
+		return rbdl_sched_write_busy(o);
+	/* Nothing registered or held in the slot: go now. */
+	o->sched_reg = true;	/* before the op can finish */
+	r = rbdl_obj_send_op(o);
+	if (r < 0)
+		rbdl_sched_done(o);
+	return r < 0 ? r : RBDL_SCHED_SENT;
+}
 
 /* An op to o's object that the scheduler does not register (a copy-up
  * alone) is due: the object's runs go first. */
 void rbdl_sched_barrier(struct rbdl_objreq *o);
 
-/* A read of o's extent is due: runs it overlaps go first. */
-void rbdl_sched_read(struct rbdl_objreq *o);
+/* The slow half of rbdl_sched_read (runs are held in o's slot). */
+void rbdl_sched_read_held(struct rbdl_objreq *o);
 
-/* o's registered op (o->sched_reg) finished. */
-void rbdl_sched_done(struct rbdl_objreq *o);
+/* A read of o's extent is due: runs it overlaps go first.  Relaxed: a
+ * run made by another thread concurrently holds a write this read is not
+ * ordered after anyway. */
+static inline void rbdl_sched_read(struct rbdl_objreq *o)
+{
+	struct rbdl_sched *s = &o->req->img->sched;
 
-/* A flush: every run goes now. */
-void rbdl_sched_flush(struct rbdl_image *img);
+	if (__builtin_expect(atomic_load_explicit(
+				     &s->slot[o->objno % RBDL_SCHED_SLOTS],
+				     memory_order_relaxed) &
+				     RBDL_SCHED_HELD_FLAG,
+			     0))
+		rbdl_sched_read_held(o);
+}
+
+
+/* rbdl_sched_flush: in request.h (request.c calls it). */
 
 #endif /* RBDL_IO_SCHED_H */

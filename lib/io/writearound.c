@@ -76,22 +76,6 @@
 
 #include "rbd/librbd.h"
 
-enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
-				   const struct rbdl_req *req)
-{
-	struct rbdl_wa *wa = &img->wa;
-
-	if (!atomic_load_explicit(&wa->max_dirty, memory_order_relaxed))
-		return RBDL_WA_NONE;
-	if (atomic_load_explicit(&wa->wtuf, memory_order_relaxed) &&
-	    !atomic_load_explicit(&wa->user_flushed, memory_order_relaxed))
-		return RBDL_WA_NONE;	/* write-through until the flush */
-	if (req->op == RBDL_OP_READ || req->op == RBDL_OP_CAW ||
-	    (req->op_flags & LIBRADOS_OP_FLAG_FADVISE_FUA))
-		return RBDL_WA_WAIT;
-	return RBDL_WA_WRITE;
-}
-
 #define WAL(n) container_of(n, struct rbdl_objreq, wal)
 
 /* Does object request o overlap an object extent in flight?  The last

@@ -1,11 +1,13 @@
 /*
  * instr-drive.c - a fixed workload for counting instructions per I/O
  * (tests/bench/instr.sh): N 4 KiB random aio reads, then N writes, at
- * iodepth 32 on one image, through whichever librbd-compatible library the
- * dynamic linker finds.  The offsets are a fixed pseudo-random sequence,
- * so two libraries run exactly the same I/O.
+ * iodepth DEPTH (default 32) on one image, through whichever
+ * librbd-compatible library the dynamic linker finds.  The offsets are a
+ * fixed pseudo-random sequence, so two libraries run exactly the same I/O.
+ * At depth 1 no write is ever submitted while another is in flight: no
+ * request can wait for or merge with another.
  *
- *   instr-drive POOL IMAGE N
+ *   instr-drive POOL IMAGE N [DEPTH]
  *
  * Exit status 0, or 2 with a message when the cluster or image is not
  * there or an I/O fails.
@@ -18,7 +20,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define DEPTH 32
+#define MAX_DEPTH 32
 
 static atomic_int inflight, errors;
 
@@ -33,16 +35,18 @@ static void done(rbd_completion_t c, void *arg)
 
 int main(int argc, char **argv)
 {
-	static char buf[DEPTH][4096];
+	static char buf[MAX_DEPTH][4096];
 	rados_t cl;
 	rados_ioctx_t io;
 	rbd_image_t img;
 	uint64_t size;
 	unsigned seed = 1;
-	int n;
+	int n, depth = argc > 4 ? atoi(argv[4]) : MAX_DEPTH;
 
-	if (argc != 4 || (n = atoi(argv[3])) <= 0) {
-		fprintf(stderr, "usage: instr-drive POOL IMAGE N\n");
+	if (argc < 4 || argc > 5 || (n = atoi(argv[3])) <= 0 || depth < 1 ||
+	    depth > MAX_DEPTH) {
+		fprintf(stderr, "usage: instr-drive POOL IMAGE N [DEPTH 1-%d]\n",
+			MAX_DEPTH);
 		return 2;
 	}
 	if (rados_create(&cl, NULL) < 0 ||
@@ -59,7 +63,7 @@ int main(int argc, char **argv)
 			rbd_completion_t c;
 			uint64_t off;
 
-			while (atomic_load(&inflight) >= DEPTH)
+			while (atomic_load(&inflight) >= depth)
 				usleep(50);
 			seed = seed * 1103515245u + 12345u;
 			off = (uint64_t)(seed >> 8) % (size / 4096) * 4096;
@@ -67,9 +71,9 @@ int main(int argc, char **argv)
 				return 2;
 			atomic_fetch_add(&inflight, 1);
 			if ((pass ? rbd_aio_write(img, off, 4096,
-						  buf[i % DEPTH], c)
+						  buf[i % depth], c)
 				  : rbd_aio_read(img, off, 4096,
-						 buf[i % DEPTH], c)) < 0)
+						 buf[i % depth], c)) < 0)
 				return 2;
 		}
 	}
