@@ -72,9 +72,10 @@ CEPH_RBD_API int rbdlite_is_librbdlite(void);
  *   write_copy_bytes  the bytes those copies hold
  *   sched_held        object writes the I/O scheduler held behind a write
  *                     in flight to the same object (rbd_io_scheduler=simple)
- *   sched_runs        RADOS writes that carried held writes: held writes
- *                     that touched end to end went in one (sched_held -
- *                     sched_runs were merged into another)
+ *   sched_runs        RADOS ops that carried held writes: the held writes
+ *                     to one object go in one op, those that touched end
+ *                     to end as one write (sched_held - sched_runs shared
+ *                     an op with another)
  *
  * New counters are only ever appended, so the layout of existing ones
  * never changes.

@@ -3,10 +3,12 @@
  *
  * Under img->sched.mu: per object with held writes, an entry (from a
  * slab, in bucket objno % RBDL_SCHED_SLOTS, so a slot's entries are one
- * list) with its runs, sorted by offset, disjoint and never touching (two
- * runs that come to touch are joined).  A run owns a buffer (core/wbuf)
- * holding its data contiguously and the chain of its object requests
- * (through sched_next); its first request carries the op.
+ * list) with its runs, sorted by offset, disjoint, and touching only
+ * where one is solo (a large write alone; two other runs that come to
+ * touch are joined).  A run owns a buffer (core/wbuf) holding its data
+ * contiguously and the chain of its object requests (through
+ * sched_next); the first request of the first run carries the object's
+ * op.
  *
  * Threading and ownership: see sched.h.  Object requests are owned by
  * their image request (request.c); a held one is only linked here until
@@ -33,11 +35,17 @@
 #define READY RBDL_SCHED_READY
 #define ENT_RUNS 4	/* runs an entry holds without an array of its own */
 
+/* Writes of this size or more make a run of their own, never merged
+ * (they are still sent in their object's op): growing a run of such
+ * writes would copy their data once more than sending them apart. */
+#define SOLO_MIN (64u << 10)
+
 struct run {
 	uint64_t off, len;	/* extent in the object */
 	char *buf;		/* wbuf; the data at buf + head */
 	size_t head, cap;
 	struct rbdl_objreq *first, *last;
+	bool solo;		/* one write of SOLO_MIN or more */
 };
 
 struct rbdl_sched_obj {
@@ -87,32 +95,45 @@ static void ent_free(struct rbdl_sched *s, struct rbdl_sched_obj **pp)
 static void group_done(rados_completion_t rc, void *arg);
 
 /*
- * Send run r of entry e as one op (under mu), unregistered, and free its
- * buffer (librados copied it).  A run that cannot be sent is chained
- * through *failed, its error in the first request (advance each with it
- * outside mu: fail_runs).
+ * Send every run of the entry at *pp as one op (under mu), unregistered:
+ * one write per run (librados copies each buffer, which is freed here),
+ * its requests chained after the first run's; and forget the entry.  A
+ * held object's runs always go together, so one op spares the OSD an op
+ * per run (librbd sends one op per run).  If the op cannot be sent, its
+ * chain goes to *failed, the error in the first request (fail_runs
+ * advances each with it, outside mu).
  */
-static void send_run(struct rbdl_sched_obj *e, struct run *r,
+static void send_ent(struct rbdl_sched *s, struct rbdl_sched_obj **pp,
 		     struct rbdl_objreq **failed)
 {
+	struct rbdl_sched_obj *e = *pp;
+	struct run *r = e->runs;
 	struct rbdl_objreq *h = r->first;
 	int flags = e->op_flags & RBDL_FADVISE_MASK;
 	int err;
 
+	for (uint32_t i = 1; i < e->n; i++) {
+		e->runs[i - 1].last->sched_next = e->runs[i].first;
+		e->runs[i].last->sched_next = NULL;	/* (already) */
+	}
 	h->sched_reg = false;
 	rbdl_stat_inc(RBDL_STAT_SCHED_RUNS, 1);
 	err = rados_aio_create_completion2(h, group_done, &h->rc);
 	if (err == 0) {
-		if (!flags) {
+		if (e->n == 1 && !flags) {
 			err = rados_aio_write(e->io, h->oid, h->rc,
 					      r->buf + r->head, r->len, r->off);
 		} else {
 			h->wop = rados_create_write_op();
 			err = -ENOMEM;
 			if (h->wop) {
-				rados_write_op_write(h->wop, r->buf + r->head,
-						     r->len, r->off);
-				rados_write_op_set_flags(h->wop, flags);
+				for (uint32_t i = 0; i < e->n; i++)
+					rados_write_op_write(
+						h->wop, r[i].buf + r[i].head,
+						r[i].len, r[i].off);
+				if (flags)
+					rados_write_op_set_flags(h->wop,
+								 flags);
 				err = rados_aio_write_op_operate(
 					h->wop, e->io, h->rc, h->oid, NULL, 0);
 			}
@@ -120,23 +141,13 @@ static void send_run(struct rbdl_sched_obj *e, struct run *r,
 		if (err < 0)
 			rados_aio_release(h->rc);
 	}
-	rbdl_wbuf_free(r->buf);
-	r->buf = NULL;
+	for (uint32_t i = 0; i < e->n; i++)
+		rbdl_wbuf_free(r[i].buf);
 	if (err < 0) {
 		h->sched_err = err;
 		h->sched_fail = *failed;
 		*failed = h;
 	}
-}
-
-/* Send every run of the entry at *pp and forget it (under mu). */
-static void send_ent(struct rbdl_sched *s, struct rbdl_sched_obj **pp,
-		     struct rbdl_objreq **failed)
-{
-	struct rbdl_sched_obj *e = *pp;
-
-	for (uint32_t i = 0; i < e->n; i++)
-		send_run(e, &e->runs[i], failed);
 	ent_free(s, pp);
 }
 
@@ -316,15 +327,21 @@ static bool runs_overlap(const struct rbdl_sched_obj *e, uint64_t off,
 
 /*
  * Hold o in e (under mu): merge it into the run it touches (back or
- * front; a run it bridges to the next is joined), or a run of its own.
+ * front; a run it bridges to the next is joined), or a run of its own
+ * (always, for a write of SOLO_MIN or more; and solo runs take no other).
  * Its data is copied into the run.  0, or -ENOMEM with nothing changed
  * but a buffer's size.
  */
 static int hold(struct rbdl_sched_obj *e, struct rbdl_objreq *o)
 {
 	uint32_t i = runs_after(e, o->obj_off);
-	struct run *prev = i > 0 ? &e->runs[i - 1] : NULL;
-	struct run *next = i < e->n ? &e->runs[i] : NULL;
+	bool solo = o->len >= SOLO_MIN;
+	struct run *prev = i > 0 && !solo && !e->runs[i - 1].solo
+				   ? &e->runs[i - 1]
+				   : NULL;
+	struct run *next = i < e->n && !solo && !e->runs[i].solo
+				   ? &e->runs[i]
+				   : NULL;
 	uint64_t end = o->obj_off + o->len;
 
 	o->sched_next = NULL;
@@ -362,6 +379,7 @@ static int hold(struct rbdl_sched_obj *e, struct rbdl_objreq *o)
 	r->off = o->obj_off;
 	r->len = o->len;
 	r->first = r->last = o;
+	r->solo = solo;
 	return 0;
 }
 
@@ -409,8 +427,8 @@ static int send_registered(struct rbdl_sched *s, struct rbdl_objreq *o,
 	if (r < 0) {
 		o->sched_reg = false;
 		if (atomic_fetch_sub_explicit(slot_of(s, o->objno), 1,
-					      memory_order_relaxed) &
-		    HELD)
+					      memory_order_relaxed) ==
+		    (HELD | 1))
 			send_slot(s, o->objno, failed);
 	}
 	return r;
@@ -429,7 +447,8 @@ int rbdl_sched_write_busy(struct rbdl_objreq *o)
 	pthread_mutex_lock(&s->mu);
 	v = atomic_load_explicit(slot, memory_order_relaxed);
 	if (req->op == RBDL_OP_WRITE && o->kind == RBDL_KIND_PLAIN && !o->cu &&
-	    o->len && (v & ~(uint32_t)HELD) > 1 &&
+	    o->len && o->len <= RBDL_SCHED_HOLD_MAX &&
+	    (v & ~(uint32_t)HELD) > 1 &&
 	    atomic_load_explicit(&s->ready, memory_order_relaxed) >= READY &&
 	    (e = ent_for(s, o)) != NULL) {
 		if (hold(e, o) == 0) {

@@ -3,8 +3,9 @@
  * Dispatch.cc), private to the data path: with rbd_io_scheduler=simple
  * (the default), while a write to an object is in flight, later plain
  * writes to that object are held (delayed), those that touch end to end
- * are merged into one run with one contiguous buffer, and every run goes
- * to librados as one write when the op in flight finishes.  Each held
+ * are merged into one run with one contiguous buffer, and the object's
+ * runs go to librados as one op (a write per run) when the op in flight
+ * finishes.  Each held
  * write keeps its own object request, advanced with its run's result, so
  * every caller's completion carries its own result.
  *
@@ -19,13 +20,21 @@
  *   - any other write-type op to such an object sends the object's runs
  *     first, then goes itself (registered); a read overlapping a run
  *     sends the object's runs first; a flush sends every run;
- *   - the runs go when the registered op finishes, as one op each, not
+ *   - the runs go when the registered op finishes (the last one sent,
+ *     when a write that could not be held was registered after it), not
  *     registered themselves: the next write to the object goes at once;
  *   - nothing is held until ten registered ops have finished (librbd
  *     waits for ten latency samples).
- * The difference: librbd also sends runs when a timer fires (half the
- * average latency of the last ten writes); here held writes wait for the
- * op in flight (or a flush, or an overlapping op), never longer.
+ * The differences: librbd sends each run as an op of its own; here an
+ * object's runs go as one op with a write per run, which spares the OSD
+ * the other ops (all or none of the writes applied, as with any op).
+ * librbd also sends runs when a timer fires (its delay
+ * derives from the latency of the last ten writes); here held writes wait
+ * for the op in flight (or a flush, or an overlapping op), never longer.
+ * And writes to an object larger than RBDL_SCHED_HOLD_MAX go at once
+ * (after the object's runs): holding one costs a copy of its data that
+ * librbd does not make (librados' C API copies again what it sends),
+ * which outweighs the op it saves at that size.
  *
  * States of an object (objno % RBDL_SCHED_SLOTS names its slot):
  *
@@ -46,11 +55,12 @@
  * cleared.  A write that is held sets HELD, joins a run, then drops its
  * own count; if that leaves the count 0, nothing in flight would send the
  * run, so the writer sends it itself.  A registered op that finishes drops
- * its count, and if HELD was set, sends the slot's runs under the mutex.
+ * its count, and if that leaves it 0 with HELD set, sends the slot's runs
+ * under the mutex.
  * Whichever of the two RMWs comes second in the word's modification order
  * sees the other's effect, so no run is ever stranded (relaxed suffices:
  * the runs themselves are handed over by the mutex).  Objects sharing a
- * slot only make a run go when the other object's op finishes.
+ * slot make each other's runs wait for all their registered ops.
  *
  * Held data is copied into the run's buffer (core/wbuf) on the submitting
  * thread, so the caller's buffer is never read after the call; the run's
@@ -90,10 +100,12 @@ static inline void rbdl_sched_done(struct rbdl_objreq *o)
 						  memory_order_relaxed) < RBDL_SCHED_READY,
 			     0))
 		atomic_fetch_add_explicit(&s->ready, 1, memory_order_relaxed);
-	/* Relaxed: see the protocol above. */
+	/* Relaxed: see the protocol above.  The runs go with the last
+	 * registered op: ops to one object finish in the order they were
+	 * sent, so that is librbd's "the latest op sent". */
 	if (atomic_fetch_sub_explicit(rbdl_sched_slot(o), 1,
-				      memory_order_relaxed) &
-	    RBDL_SCHED_HELD_FLAG)
+				      memory_order_relaxed) ==
+	    (RBDL_SCHED_HELD_FLAG | 1))
 		rbdl_sched_send_held(o);
 }
 

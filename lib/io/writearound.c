@@ -251,10 +251,9 @@ void rbdl_wa_end(struct rbdl_req *req, ssize_t rval)
 	}
 }
 
-/* The callback lane's task: deliver the acknowledgements pushed. */
-static void ack_run(struct rbdl_ctl_task *t)
+/* Deliver what is stacked on wa->acks, oldest first. */
+static void ack_drain(struct rbdl_wa *wa)
 {
-	struct rbdl_wa *wa = container_of(t, struct rbdl_wa, ack_task);
 	/* Acquire: pairs with the pushes' release, for each completion's
 	 * armed state. */
 	struct rbdl_comp *c = atomic_exchange_explicit(&wa->acks, NULL,
@@ -262,18 +261,24 @@ static void ack_run(struct rbdl_ctl_task *t)
 	struct rbdl_comp *fifo = NULL;
 
 	while (c) {	/* the stack is newest first */
-		struct rbdl_comp *n = c->dnext;
+		struct rbdl_comp *next = c->dnext;
 
 		c->dnext = fifo;
 		fifo = c;
-		c = n;
+		c = next;
 	}
 	while (fifo) {
-		struct rbdl_comp *n = fifo->dnext;
+		struct rbdl_comp *next = fifo->dnext;
 
 		rbdl_comp_complete(fifo, 0);
-		fifo = n;
+		fifo = next;
 	}
+}
+
+/* The callback lane's task: deliver the acknowledgements pushed. */
+static void ack_run(struct rbdl_ctl_task *t)
+{
+	ack_drain(container_of(t, struct rbdl_wa, ack_task));
 }
 
 void rbdl_wa_ack(struct rbdl_req *req, bool in_submit)
@@ -297,16 +302,19 @@ void rbdl_wa_ack(struct rbdl_req *req, bool in_submit)
 		}
 		pthread_mutex_unlock(&wa->mu);
 	}
-	/* Release: the task sees the completion as armed (ack_run). */
+	/* Release: the task sees the completion as armed (ack_drain). */
 	head = atomic_load_explicit(&wa->acks, memory_order_relaxed);
 	do
 		c->dnext = head;
 	while (!atomic_compare_exchange_weak_explicit(
 		&wa->acks, &head, c, memory_order_release,
 		memory_order_relaxed));
-	/* Kicks coalesce.  If no lane thread can run, librados' threads
+	/* Only the push onto an empty stack kicks: a non-empty one was
+	 * pushed onto empty by a kicker whose task has not taken it yet
+	 * (ack_run takes the whole stack, so a later push finds it empty
+	 * and kicks again).  If no lane thread can run, librados' threads
 	 * deliver what is stacked (a later run of the task finds less). */
-	if (rbdl_ctl_kick(&wa->ack_task) < 0) {
+	if (!head && rbdl_ctl_kick(&wa->ack_task) < 0) {
 		c = atomic_exchange_explicit(&wa->acks, NULL,
 					     memory_order_acquire);
 		while (c) {
