@@ -21,6 +21,10 @@
 #            engine drives one image per job thread), total iodepth 32
 #   threads  1, 2, 4, 8 fio jobs on one image (each job opens its own
 #            handle, as fio does), total iodepth 32
+#   qemu     qemu-img bench -w (4 KiB writes, depth 32, 20000 of them)
+#            through qemu's rbd driver, with -t none (rbd_cache=false) and
+#            -t writeback (rbd_cache=true): wall and CPU time (not in the
+#            default list: RBDLITE_FIO_SWEEPS=writes,qemu)
 #
 # Prints the tables and writes them, with every fio JSON output, fio.json,
 # fio-scaling.tsv and the chart fio-scaling.svg, to bench-results/ (or

@@ -127,7 +127,6 @@ struct rbdl_wa {
 #define RBDL_SCHED_SLOTS 256
 #define RBDL_SCHED_HELD_FLAG (1u << 31)
 #define RBDL_SCHED_READY 10	/* registered ops done before holding */
-#define RBDL_SCHED_HOLD_MAX (128u << 10)	/* larger writes are not held */
 
 struct rbdl_sched_obj;
 

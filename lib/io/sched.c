@@ -35,17 +35,22 @@
 #define READY RBDL_SCHED_READY
 #define ENT_RUNS 4	/* runs an entry holds without an array of its own */
 
-/* Writes of this size or more make a run of their own, never merged
- * (they are still sent in their object's op): growing a run of such
- * writes would copy their data once more than sending them apart. */
-#define SOLO_MIN (64u << 10)
+/*
+ * Writes of this size or more are solo: held without a buffer of ours,
+ * as writes of the object's pending op (librados copies their data into
+ * it as they are held, the one copy librbd makes too), and never merged.
+ * Smaller ones are merged into runs whose buffers become writes of the op
+ * when it is sent (one copy more, but of small data, and the OSD gets one
+ * write per run instead of one per request).
+ */
+#define SOLO_MIN (32u << 10)
 
 struct run {
 	uint64_t off, len;	/* extent in the object */
-	char *buf;		/* wbuf; the data at buf + head */
+	char *buf;		/* wbuf; the data at buf + head (NULL: solo) */
 	size_t head, cap;
 	struct rbdl_objreq *first, *last;
-	bool solo;		/* one write of SOLO_MIN or more */
+	bool solo;		/* one write, in the pending op already */
 };
 
 struct rbdl_sched_obj {
@@ -53,6 +58,7 @@ struct rbdl_sched_obj {
 	uint64_t objno;
 	rados_ioctx_t io;	/* snapshot context of every run */
 	int op_flags;		/* and op flags */
+	rados_write_op_t wop;	/* the pending op (solo writes), or NULL */
 	uint32_t n, cap;
 	struct run *runs;
 	struct run inl[ENT_RUNS];
@@ -86,6 +92,8 @@ static void ent_free(struct rbdl_sched *s, struct rbdl_sched_obj **pp)
 	struct rbdl_sched_obj *e = *pp;
 
 	*pp = e->next;
+	if (e->wop)
+		rados_release_write_op(e->wop);
 	if (e->runs != e->inl)
 		free(e->runs);
 	rbdl_slab_free(&ent_slab, e);
@@ -96,12 +104,13 @@ static void group_done(rados_completion_t rc, void *arg);
 
 /*
  * Send every run of the entry at *pp as one op (under mu), unregistered:
- * one write per run (librados copies each buffer, which is freed here),
- * its requests chained after the first run's; and forget the entry.  A
- * held object's runs always go together, so one op spares the OSD an op
- * per run (librbd sends one op per run).  If the op cannot be sent, its
- * chain goes to *failed, the error in the first request (fail_runs
- * advances each with it, outside mu).
+ * the pending op with the solo writes in it already, and one write per
+ * other run (librados copies each buffer, which is freed here); the runs'
+ * requests chained after the first run's; and forget the entry.  A held
+ * object's runs always go together, so one op spares the OSD an op per
+ * run (librbd sends one op per run).  If the op cannot be sent, its chain
+ * goes to *failed, the error in the first request (fail_runs advances
+ * each with it, outside mu).
  */
 static void send_ent(struct rbdl_sched *s, struct rbdl_sched_obj **pp,
 		     struct rbdl_objreq **failed)
@@ -117,20 +126,25 @@ static void send_ent(struct rbdl_sched *s, struct rbdl_sched_obj **pp,
 		e->runs[i].last->sched_next = NULL;	/* (already) */
 	}
 	h->sched_reg = false;
+	h->wop = e->wop;	/* released with h (obj_release_ops) */
+	e->wop = NULL;
 	rbdl_stat_inc(RBDL_STAT_SCHED_RUNS, 1);
 	err = rados_aio_create_completion2(h, group_done, &h->rc);
 	if (err == 0) {
-		if (e->n == 1 && !flags) {
+		if (e->n == 1 && !flags && !h->wop) {
 			err = rados_aio_write(e->io, h->oid, h->rc,
 					      r->buf + r->head, r->len, r->off);
 		} else {
-			h->wop = rados_create_write_op();
+			if (!h->wop)
+				h->wop = rados_create_write_op();
 			err = -ENOMEM;
 			if (h->wop) {
 				for (uint32_t i = 0; i < e->n; i++)
-					rados_write_op_write(
-						h->wop, r[i].buf + r[i].head,
-						r[i].len, r[i].off);
+					if (!r[i].solo)
+						rados_write_op_write(
+							h->wop,
+							r[i].buf + r[i].head,
+							r[i].len, r[i].off);
 				if (flags)
 					rados_write_op_set_flags(h->wop,
 								 flags);
@@ -327,10 +341,11 @@ static bool runs_overlap(const struct rbdl_sched_obj *e, uint64_t off,
 
 /*
  * Hold o in e (under mu): merge it into the run it touches (back or
- * front; a run it bridges to the next is joined), or a run of its own
- * (always, for a write of SOLO_MIN or more; and solo runs take no other).
- * Its data is copied into the run.  0, or -ENOMEM with nothing changed
- * but a buffer's size.
+ * front; a run it bridges to the next is joined), or a run of its own;
+ * its data is copied into the run.  A write of SOLO_MIN or more is a solo
+ * run: its data goes into the entry's pending op as a write, and solo
+ * runs take no other.  0, or -ENOMEM with nothing changed but a buffer's
+ * size.
  */
 static int hold(struct rbdl_sched_obj *e, struct rbdl_objreq *o)
 {
@@ -367,15 +382,27 @@ static int hold(struct rbdl_sched_obj *e, struct rbdl_objreq *o)
 		next->first = o;
 		return 0;
 	}
+	if (solo && !e->wop && !(e->wop = rados_create_write_op()))
+		return -ENOMEM;
 	struct run *r = runs_insert(e, i);
 
 	if (!r)
 		return -ENOMEM;
-	if (run_room(r, o->len, false) < 0) {
+	if (solo) {
+		/* librados copies the data into the op now. */
+		for (uint32_t k = 0; k < o->nsegs; k++) {
+			const struct rbdl_seg *sg =
+				&o->req->segs[o->first_seg + k];
+
+			rados_write_op_write(e->wop, sg->ptr, sg->len,
+					     sg->obj_off);
+		}
+	} else if (run_room(r, o->len, false) < 0) {
 		runs_remove(e, i);
 		return -ENOMEM;
+	} else {
+		copy_data(o, r->buf);
 	}
-	copy_data(o, r->buf);
 	r->off = o->obj_off;
 	r->len = o->len;
 	r->first = r->last = o;
@@ -404,6 +431,7 @@ static struct rbdl_sched_obj *ent_for(struct rbdl_sched *s,
 	e->objno = o->objno;
 	e->io = req->io;
 	e->op_flags = req->op_flags;
+	e->wop = NULL;
 	e->n = 0;
 	e->cap = ENT_RUNS;
 	e->runs = e->inl;
@@ -447,7 +475,7 @@ int rbdl_sched_write_busy(struct rbdl_objreq *o)
 	pthread_mutex_lock(&s->mu);
 	v = atomic_load_explicit(slot, memory_order_relaxed);
 	if (req->op == RBDL_OP_WRITE && o->kind == RBDL_KIND_PLAIN && !o->cu &&
-	    o->len && o->len <= RBDL_SCHED_HOLD_MAX &&
+	    o->len &&
 	    (v & ~(uint32_t)HELD) > 1 &&
 	    atomic_load_explicit(&s->ready, memory_order_relaxed) >= READY &&
 	    (e = ent_for(s, o)) != NULL) {

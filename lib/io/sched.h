@@ -31,10 +31,11 @@
  * librbd also sends runs when a timer fires (its delay
  * derives from the latency of the last ten writes); here held writes wait
  * for the op in flight (or a flush, or an overlapping op), never longer.
- * And writes to an object larger than RBDL_SCHED_HOLD_MAX go at once
- * (after the object's runs): holding one costs a copy of its data that
- * librbd does not make (librados' C API copies again what it sends),
- * which outweighs the op it saves at that size.
+ *
+ * Held data: a small write is copied into its run's buffer (merging needs
+ * it contiguous; the run is copied once more into the op when it goes); a
+ * large one (sched.c: SOLO_MIN) goes straight into the object's pending
+ * op, which librados copies as librbd copies every write: one copy.
  *
  * States of an object (objno % RBDL_SCHED_SLOTS names its slot):
  *

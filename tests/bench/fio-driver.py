@@ -7,7 +7,7 @@
 #
 #   fio-driver.py --lib=LIBRBDLITE.so --pool=POOL --images=A,B,... --out=DIR
 #                 [--short=S] [--long=S] [--blocks=N]
-#                 [--sweeps=main,writes,images,threads]
+#                 [--sweeps=main,writes,images,threads,qemu]
 #
 # fio's own "cpu" line counts only its job threads (getrusage RUSAGE_THREAD);
 # librbd's and librados' threads would be missed.  Here every fio run is a
@@ -24,6 +24,11 @@
 # image's eventfd), at librbd's defaults (rbd cache on).  With --wrapper=
 # rbdlite-run a third backend, fio+run, runs fio through the wrapper with its
 # defaults (librbdlite and jemalloc preloaded), as shipped to users.
+#
+# The qemu sweep runs `qemu-img bench -w` (4 KiB writes, depth 32, a fixed
+# count) through qemu's rbd driver with -t none (qemu sets rbd_cache=false)
+# and -t writeback (rbd_cache=true), per backend and block, and reports the
+# wall time and the whole process' CPU time of each run (medians).
 import argparse
 import json
 import os
@@ -124,6 +129,71 @@ def cell(o, case, label):
     return summ
 
 
+def qemu_run(args, env):
+    t0 = time.monotonic()
+    p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    if status != 0:
+        raise RuntimeError("%s failed (status %d): %s"
+                           % (" ".join(args), status, out.decode()[-500:]))
+    return time.monotonic() - t0, ru.ru_utime + ru.ru_stime
+
+
+def qemu_sweep(o, img, report):
+    """qemu-img bench -w through qemu's rbd driver, cache=none and
+    cache=writeback, each backend per block (ABBA)."""
+    base = os.environ.copy()
+    base.pop("LD_PRELOAD", None)
+    conf = os.environ.get("CEPH_CONF", "")
+    target = "rbd:%s/%s:id=admin%s" % (o.pool, img,
+                                       ":conf=" + conf if conf else "")
+    lines = ["qemu-img bench -w -c %d -d 32 -s 4096 -f raw (qemu's rbd "
+             "driver), wall and whole-process CPU seconds, medians of %d "
+             "blocks" % (o.qemu_count, o.blocks),
+             "%-16s %-11s %8s %8s %10s" % ("cache", "backend", "wall s",
+                                          "CPU s", "CPU us/IO")]
+    ratios = []
+    for mode in ("none", "writeback"):
+        res = {b: [] for b in BACKENDS}
+        for blk in range(o.blocks):
+            order = BACKENDS if blk % 2 == 0 else BACKENDS[::-1]
+            for be in order:
+                env = dict(base)
+                pre = []
+                if be == "fio+lite":
+                    env["LD_PRELOAD"] = o.lib
+                elif be == "fio+run":
+                    env["RBDLITE_RUN_LIB"] = o.lib
+                    pre = [o.wrapper]
+                w, c = qemu_run(pre + ["qemu-img", "bench", "-f", "raw",
+                                       "-t", mode, "-w", "-c",
+                                       str(o.qemu_count), "-d", "32", "-s",
+                                       "4096", target], env)
+                res[be].append((w, c))
+                print("qemu-img bench -t %-9s block %d/%d %-10s %6.2f s wall "
+                      "%6.2f s CPU" % (mode, blk + 1, o.blocks, be, w, c),
+                      file=sys.stderr, flush=True)
+        med = {be: (statistics.median(x[0] for x in l),
+                    statistics.median(x[1] for x in l))
+               for be, l in res.items()}
+        report.setdefault("qemu", []).append({"cache": mode, "result": med})
+        for i, be in enumerate(BACKENDS):
+            lines.append("%-16s %-11s %8.2f %8.2f %10.1f"
+                         % (mode if i == 0 else "", be.replace("fio+", "qemu+"),
+                            med[be][0], med[be][1],
+                            med[be][1] / o.qemu_count * 1e6))
+        for be in BACKENDS:
+            if be == "fio+librbd":
+                continue
+            ratios.append("cache=%-10s %s/librbd wall %.2fx, CPU %.2fx"
+                          % (mode, be.replace("fio+", ""),
+                             med[be][0] / med["fio+librbd"][0],
+                             med[be][1] / med["fio+librbd"][1]))
+    return lines + [""] + ratios + [""]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -138,6 +208,7 @@ def main():
     ap.add_argument("--image-points", default="1,2,4,8,16")
     ap.add_argument("--thread-points", default="1,2,4,8")
     ap.add_argument("--wrapper", default="")
+    ap.add_argument("--qemu-count", type=int, default=20000)
     o = ap.parse_args()
     if o.wrapper:
         BACKENDS.append("fio+run")
@@ -191,6 +262,8 @@ def main():
         lines.append("")
         lines += ratios
         lines.append("")
+    if "qemu" in sweeps:
+        lines += qemu_sweep(o, imgs[0], report)
     tsv = os.path.join(o.out, "fio-scaling.tsv")
     with open(tsv, "w") as t:
         t.write("# sweep\tx\tbackend\tcpu_med\tcpu_min\tcpu_max\tiops\tp50_us\tp99_us\n")

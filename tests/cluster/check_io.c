@@ -410,8 +410,10 @@ END_TEST
  * The simple I/O scheduler (lib/io/sched.h), with write-around off so that
  * each write stays in flight until the OSD has it: N writes submitted back
  * to back to one object -- sequential 4 KiB ones, then unaligned ones of
- * odd sizes that overlap earlier writes and each other -- each buffer
- * scribbled over as its call returns.  Writes behind one in flight are
+ * odd sizes (up to 16 KiB, and every fourth up to 256 KiB: large held
+ * writes go into the object's pending op instead of a run's buffer) that
+ * overlap earlier writes and each other -- each buffer scribbled over as
+ * its call returns.  Writes behind one in flight are
  * held, those that touch are merged into one RADOS write (sched_runs <
  * sched_held), overlapping ones are never reordered, and the image holds
  * exactly what applying the writes in submission order gives.  With
@@ -419,7 +421,8 @@ END_TEST
  */
 static void sched_round(const char *sched, uint64_t *held, uint64_t *runs)
 {
-	enum { N = 256, BS = 4096, SPAN = 1 << 20, MAXLEN = 16384 };
+	enum { N = 256, BS = 4096, SPAN = 1 << 20, SMALL = 16384,
+	       MAXLEN = 256 << 10 };
 	const char *name = th_name("sched");
 	char *model = calloc(1, SPAN + MAXLEN), *got = malloc(SPAN + MAXLEN);
 	char *buf = malloc(MAXLEN), warm[BS];
@@ -451,7 +454,8 @@ static void sched_round(const char *sched, uint64_t *held, uint64_t *runs)
 		} else {
 			seed = seed * 6364136223846793005ULL + 1;
 			off = (seed >> 20) % SPAN;
-			len = 1 + (size_t)((seed >> 40) % MAXLEN);
+			len = 1 + (size_t)((seed >> 40) %
+					   (i % 4 ? SMALL : MAXLEN));
 		}
 		th_fill(buf, len, 100 + (uint64_t)i);
 		memcpy(model + off, buf, len);
