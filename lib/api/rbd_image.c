@@ -115,7 +115,8 @@ RBDL_API int rbd_stat(rbd_image_t image, rbd_image_info_t *info,
 
 	if (r < 0)
 		return r;
-	uint64_t size = atomic_load(&img->size);
+	/* librbd: the size of a snapshot that is gone is 0. */
+	uint64_t size = rbdl_image_snap_gone(img) ? 0 : atomic_load(&img->size);
 
 	memset(info, 0, sizeof(*info));
 	info->size = size;
@@ -142,6 +143,14 @@ static int get_u64(rbd_image_t image, _Atomic uint64_t *(*field)(struct rbdl_ima
 	if (r < 0)
 		return r;
 	*out = atomic_load(field(img));
+	/* A view whose snapshot is gone: librbd's size is 0, its flags
+	 * -ENOENT (the features are the image's). */
+	if (rbdl_image_snap_gone(img)) {
+		if (field(img) == &img->size)
+			*out = 0;
+		else if (field(img) == &img->flags)
+			return -ENOENT;
+	}
 	return 0;
 }
 
@@ -216,7 +225,7 @@ RBDL_API int rbd_get_overlap(rbd_image_t image, uint64_t *overlap)
 	GET_IMAGE(img, image);
 	if (!overlap)
 		return -EINVAL;
-	int r = rbdl_image_maybe_refresh(img);
+	int r = rbdl_image_refresh_view(img);
 
 	if (r < 0)
 		return r;
@@ -246,7 +255,7 @@ static int parent_info(rbd_image_t image, char *parent_poolname,
 	struct rbdl_parent_desc d;
 
 	GET_IMAGE(img, image);
-	int r = rbdl_image_maybe_refresh(img);
+	int r = rbdl_image_refresh_view(img);
 
 	if (r == 0)
 		r = rbdl_parent_describe(img, &d);
@@ -296,7 +305,7 @@ RBDL_API int rbd_get_parent(rbd_image_t image,
 		return -EINVAL;
 	memset(parent_image, 0, sizeof(*parent_image));
 	memset(parent_snap, 0, sizeof(*parent_snap));
-	int r = rbdl_image_maybe_refresh(img);
+	int r = rbdl_image_refresh_view(img);
 
 	if (r == 0)
 		r = rbdl_parent_describe(img, &d);

@@ -235,6 +235,7 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	img->read_only = read_only;
 	img->open_ro = read_only;
 	atomic_init(&img->at_snap, false);
+	atomic_init(&img->snap_gone, false);
 	pthread_mutex_init(&img->maint_mu, NULL);
 	pthread_mutex_init(&img->refresh_lock, NULL);
 	pthread_mutex_init(&img->ioq_mu, NULL);

@@ -139,6 +139,8 @@ int rbdl_image_set_snap(struct rbdl_image *img, const char *snap_name)
 	free(img->snap_name);
 	img->snap_name = name;
 	img->snap_id = id;
+	img->snap_ns = 0;	/* by name: a user snapshot */
+	atomic_store_explicit(&img->snap_gone, false, memory_order_relaxed);
 	img->read_only = img->open_ro || id != RBDL_NOSNAP;
 	rados_ioctx_snap_set_read(img->rd_io, id == RBDL_NOSNAP
 						  ? LIBRADOS_SNAP_HEAD
@@ -185,6 +187,10 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 	}
 	if (r == 0 && !img->read_only)
 		r = make_writable(img);
+	else if (r == 0 && !img->open_ro)
+		/* Opened at a snapshot, not read-only: librbd watches the
+		 * header too (its refresh then finds the snapshot gone). */
+		r = rbdl_watch_start(img);
 	if (r == 0)
 		r = rbdl_objmap_init(img);
 	if (r == 0)

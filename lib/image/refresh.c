@@ -224,6 +224,23 @@ int rbdl_image_refresh_slow(struct rbdl_image *img)
 		img->nsnaps = n;
 		snaps = NULL;
 	}
+	/* The snapshot of the view still there, by id, namespace and name
+	 * (librbd looks it up by name; a snapshot moved to the trash
+	 * namespace is gone for it too)? */
+	if (img->snap_id != RBDL_NOSNAP && img->snap_name &&
+	    !atomic_load_explicit(&img->snap_gone, memory_order_relaxed)) {
+		struct rbdl_snap_info si;
+		int q = rbdl_read_snapshot_info(img->md_io, img->header_oid,
+						img->snap_id, &si);
+
+		if (q == -ENOENT || q == -EINVAL ||
+		    (q == 0 && (si.ns_type != img->snap_ns || !si.name ||
+				strcmp(si.name, img->snap_name))))
+			atomic_store_explicit(&img->snap_gone, true,
+					      memory_order_relaxed);
+		if (q == 0)
+			rbdl_snap_info_free(&si);
+	}
 	rbdl_image_apply_settings(img, false);
 	atomic_store_explicit(&img->size, size, memory_order_release);
 	atomic_store_explicit(&img->features, features, memory_order_relaxed);

@@ -13,6 +13,8 @@
 
 #include "state.h"
 
+#include <errno.h>
+
 /* Bring metadata up to date if a header notification arrived (or the
  * watch broke).  0 or a negative errno (the image keeps its old view). */
 int rbdl_image_refresh_slow(struct rbdl_image *img);
@@ -22,6 +24,24 @@ static inline bool rbdl_image_refresh_due(struct rbdl_image *img)
 {
 	return atomic_load_explicit(&img->refresh_seq, memory_order_acquire) !=
 	       atomic_load_explicit(&img->applied_seq, memory_order_relaxed);
+}
+
+static inline int rbdl_image_maybe_refresh(struct rbdl_image *img);
+
+/* Is the view a snapshot that is gone (state.h: snap_gone)? */
+static inline bool rbdl_image_snap_gone(struct rbdl_image *img)
+{
+	return atomic_load_explicit(&img->snap_gone, memory_order_relaxed) &&
+	       atomic_load_explicit(&img->at_snap, memory_order_relaxed);
+}
+
+/* rbdl_image_maybe_refresh, then -ENOENT if the view's snapshot is gone:
+ * what librbd's queries of the view answer then. */
+static inline int rbdl_image_refresh_view(struct rbdl_image *img)
+{
+	int r = rbdl_image_maybe_refresh(img);
+
+	return r < 0 ? r : rbdl_image_snap_gone(img) ? -ENOENT : 0;
 }
 
 static inline int rbdl_image_maybe_refresh(struct rbdl_image *img)

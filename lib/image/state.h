@@ -153,6 +153,7 @@ struct rbdl_image {
 	char *header_oid;
 	char *object_prefix;
 	char *snap_name;		/* NULL for HEAD (*) */
+	uint32_t snap_ns;		/* its namespace type (*) */
 	uint64_t snap_id;		/* RBDL_NOSNAP for HEAD (*) */
 	struct rbdl_layout layout;
 	uint64_t stripe_unit;		/* as stored (layout may normalise) */
@@ -164,6 +165,12 @@ struct rbdl_image {
 	 * maint_mu; at_snap mirrors snap_id != NOSNAP for the I/O path
 	 * (relaxed: reads racing with rbd_snap_set are unordered anyway). */
 	atomic_bool at_snap;
+	/* At a snapshot that a refresh found removed (or replaced by
+	 * another of its name: librbd's !snap_exists): I/O submitted from
+	 * then on and most queries fail with -ENOENT, the size reads 0,
+	 * until rbd_snap_set moves the handle.  Set under refresh_lock,
+	 * read relaxed (a hint of the view, like at_snap). */
+	atomic_bool snap_gone;
 	pthread_mutex_t maint_mu;	/* serializes maintenance ops */
 	atomic_int write_error;		/* 0, or why writes are refused */
 

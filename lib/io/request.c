@@ -459,6 +459,16 @@ static void submit_now(struct rbdl_image *img, struct rbdl_comp *c,
 		rbdl_flush_submit(img, c);
 		return;
 	}
+	/* The view's snapshot is gone (image/state.h): as librbd, checked
+	 * before this request's own refresh, which may find it gone only
+	 * for the requests after it. */
+	if (__builtin_expect(atomic_load_explicit(&img->snap_gone,
+						  memory_order_relaxed),
+			     0) &&
+	    atomic_load_explicit(&img->at_snap, memory_order_relaxed)) {
+		r = -ENOENT;
+		goto late;
+	}
 	r = rbdl_image_maybe_refresh(img);
 	if (r < 0)
 		goto late;

@@ -383,7 +383,7 @@ int rbdl_diff_iterate(struct rbdl_image *img, const char *fromsnapname,
 	r = (int)rbdl_io_sync(img, &fl);
 	if (r < 0)
 		return r;
-	r = rbdl_image_maybe_refresh(img);
+	r = rbdl_image_refresh_view(img);
 	if (r < 0)
 		return r;
 	size = atomic_load_explicit(&img->size, memory_order_acquire);

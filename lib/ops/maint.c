@@ -206,15 +206,21 @@ bool rbdl_maint_may_exist(struct rbdl_image *img, uint64_t objno)
  * Serialize, refresh, check the image may be changed, then quiesce our
  * writes: with the exclusive lock, hold it with writes drained (MAINT);
  * without it, flush.  On success the caller must call rbdl_maint_end().
+ * at_snap_ok: a handle at a snapshot (opened there: no write context)
+ * may run the operation (librbd removes snapshots from such a handle).
  */
-int rbdl_maint_begin(struct rbdl_image *img, bool need_lock)
+int rbdl_maint_begin2(struct rbdl_image *img, bool need_lock,
+		      bool at_snap_ok)
 {
 	int r;
 
 	pthread_mutex_lock(&img->maint_mu);
 	r = rbdl_image_maybe_refresh(img);
-	if (r == 0 && (img->open_ro || !atomic_load(&img->wr_io) ||
-		       (atomic_load(&img->features) & RBDL_WRITE_UNSUPPORTED)))
+	if (r == 0 &&
+	    (img->open_ro ||
+	     (!atomic_load(&img->wr_io) &&
+	      !(at_snap_ok && atomic_load(&img->at_snap))) ||
+	     (atomic_load(&img->features) & RBDL_WRITE_UNSUPPORTED)))
 		r = -EROFS;
 	if (r == 0) {
 		struct rbdl_io_args a = { .op = RBDL_OP_FLUSH };
@@ -233,6 +239,11 @@ int rbdl_maint_begin(struct rbdl_image *img, bool need_lock)
 		pthread_mutex_unlock(&img->maint_mu);
 	}
 	return r;
+}
+
+int rbdl_maint_begin(struct rbdl_image *img, bool need_lock)
+{
+	return rbdl_maint_begin2(img, need_lock, false);
 }
 
 void rbdl_maint_end(struct rbdl_image *img)

@@ -26,6 +26,8 @@
  * rbdl_maint_end().  -EROFS for read-only, snapshot and refused images.
  */
 int rbdl_maint_begin(struct rbdl_image *img, bool need_lock);
+int rbdl_maint_begin2(struct rbdl_image *img, bool need_lock,
+		      bool at_snap_ok);
 void rbdl_maint_end(struct rbdl_image *img);
 
 /* A cls "rbd" write op on the header, guarded by our exclusive lock

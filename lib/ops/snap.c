@@ -522,8 +522,8 @@ int rbdl_maint_snap_remove_id(struct rbdl_image *img, uint64_t snap_id)
 	if (prot == 2)	/* RBD_PROTECTION_STATUS_PROTECTED */
 		return -EBUSY;
 	/* librbd proxies to (or takes) the lock only with fast-diff. */
-	r = rbdl_maint_begin(img, (atomic_load(&img->features) &
-			      RBD_FEATURE_FAST_DIFF) != 0);
+	r = rbdl_maint_begin2(img, (atomic_load(&img->features) &
+			       RBD_FEATURE_FAST_DIFF) != 0, true);
 	if (r < 0)
 		return r;
 	rbdl_put_le64(in, snap_id);
@@ -631,6 +631,8 @@ int rbdl_maint_snap_rollback2(struct rbdl_image *img, const char *name,
 	r = rbdl_maint_lookup_snap(img, name, &snap_id, &snap_size);
 	if (r < 0)
 		return r;
+	if (rbdl_image_snap_gone(img))
+		return -ENOENT;	/* librbd: checked before read-only */
 	if (img->open_ro || atomic_load(&img->at_snap))
 		return -EROFS;
 	r = rbdl_maint_begin(img, true);

@@ -560,9 +560,12 @@ int rbdl_op_snap_set_by_id(struct rbdl_image *img, uint64_t id)
 		img->snap_name = name;
 		name = NULL;
 		img->snap_id = id;
+		img->snap_ns = q.ns.type;
 		img->read_only = true;
 		rados_ioctx_snap_set_read(img->rd_io, id);
 		atomic_store_explicit(&img->at_snap, true,
+				      memory_order_relaxed);
+		atomic_store_explicit(&img->snap_gone, false,
 				      memory_order_relaxed);
 		atomic_store_explicit(&img->size, q.size,
 				      memory_order_release);

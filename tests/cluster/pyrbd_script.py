@@ -1967,6 +1967,69 @@ def s_flags(x):
     t.c('RBD.remove', r.remove, io, 'f1')
 
 
+def s_snapgone(x):
+    """a handle whose snapshot is removed (by itself or another handle):
+    librbd's refresh finds it gone, and from then on reads, writes,
+    rollback, flags, overlap and diff fail with ImageNotFound and the
+    size is 0, also when a snapshot of the same name comes back, until
+    set_snap moves the handle; a handle opened at a snapshot, or moved
+    to it, may remove it."""
+    t, r, io = x.t, x.r, x.io
+    t.c('RBD.create', r.create, io, 'g1', 8 * MiB)
+    w = x.open('W', 'g1')
+    if not w:
+        return
+    t.c('W.write', w.write, pat(70, 4096), 0)
+    for s in ('s', 't', 'u', 'v'):
+        t.c('W.create_snap', w.create_snap, s)
+    x.close(w)
+    a = x.open('A', 'g1', snapshot='s')
+    if not a:
+        return
+    t.c('A.read', a.read, 0, 4096)
+    t.c('A.remove_snap(own)', a.remove_snap, 's')
+    t.c('A.read', a.read, 0, 4096)
+    t.c('A.size', a.size)
+    t.c('A.flags', a.flags)
+    t.c('A.set_snap(None)', a.set_snap, None)
+    t.c('A.read', a.read, 0, 4096)
+    t.c('A.set_snap', a.set_snap, 't')
+    b = x.open('B', 'g1')
+    if not b:
+        return
+    t.c('B.remove_snap', b.remove_snap, 't')
+
+    def settled():
+        # librbd refreshes on the header notification: wait for it.
+        deadline = time.time() + 20
+        while a.size() != 0 and time.time() < deadline:
+            time.sleep(0.1)
+        return a.size()
+    t.c('A.size(settled)', settled)
+    t.c('A.read', a.read, 0, 4096)
+    t.c('A.stat.size', lambda: a.stat()['size'])
+    t.c('A.flags', a.flags)
+    t.c('A.overlap', a.overlap)
+    t.c('A.diff_iterate', a.diff_iterate, 0, 4096, None, lambda *_: None)
+    t.c('A.write', a.write, pat(71, 512), 0)
+    t.c('A.rollback_to_snap', a.rollback_to_snap, 'u')
+    t.c('B.create_snap(same name)', b.create_snap, 't')
+    t.c('A.read', a.read, 0, 4096)
+    t.c('A.list_snaps', lambda: [s['name'] for s in a.list_snaps()])
+    t.c('A.set_snap', a.set_snap, 'u')
+    t.c('A.read', a.read, 0, 4096)
+    t.c('A.remove_snap(own, moved there)', a.remove_snap, 'u')
+    t.c('A.read', a.read, 0, 4096)
+    t.c('A.set_snap(None)', a.set_snap, None)
+    t.c('A.read', a.read, 0, 4096)
+    t.c('B.list_snaps', lambda: [s['name'] for s in b.list_snaps()])
+    for s in ('t', 'v'):
+        t.c('B.remove_snap', b.remove_snap, s)
+    x.close(b)
+    x.close(a)
+    t.c('RBD.remove', r.remove, io, 'g1')
+
+
 def s_final(x):
     """what the section left in its namespace (nothing)."""
     t, r, io = x.t, x.r, x.io
@@ -2062,6 +2125,7 @@ SECTIONS = [
     ('copy', s_copy),
     ('features', s_features),
     ('flags', s_flags),
+    ('snapgone', s_snapgone),
     ('metadata', s_metadata),
     ('locks', s_locks),
     ('trash', s_trash),
