@@ -86,7 +86,7 @@ RBDL_API void rbd_aio_release(rbd_completion_t c)
 
 	if (!comp) {
 		if (c)
-			rbdl_log("rbd_aio_release: %p is not a live "
+			rbdl_err("rbd_aio_release: %p is not a live "
 				 "completion (double release?); ignored", c);
 		return;
 	}

@@ -572,7 +572,7 @@ static int aio_start(struct aio_job *j, void (*fn)(struct rbdl_ctl_task *))
 	if (rbdl_ctl_submit_once(&j->task, RBDL_CTL_CALLBACK, fn) < 0) {
 		/* No thread: run it here (the callback then runs inside
 		 * this call; better than a completion that never fires). */
-		rbdl_log("cannot start the control thread; running the aio "
+		rbdl_err("cannot start the control thread; running the aio "
 			 "open/close inline");
 		fn(&j->task);
 	}

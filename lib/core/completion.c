@@ -259,7 +259,7 @@ void rbdl_comp_release(struct rbdl_comp *c)
 {
 	if (atomic_exchange_explicit(&c->released, true,
 				     memory_order_relaxed)) {
-		rbdl_log("rbd_aio_release: completion %p released twice; "
+		rbdl_err("rbd_aio_release: completion %p released twice; "
 			 "ignoring the second release", (void *)c);
 		return;
 	}
@@ -390,6 +390,6 @@ void rbdl_comp_complete_deferred(struct rbdl_comp *c, ssize_t rval,
 		rados_aio_release(rc);
 	}
 	/* Out of memory in librados: completing inline is the lesser evil. */
-	rbdl_log("cannot defer a completion; completing inline");
+	rbdl_err("cannot defer a completion; completing inline");
 	rbdl_comp_complete(c, rval);
 }

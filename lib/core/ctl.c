@@ -216,7 +216,7 @@ static int ensure_worker_locked(struct lane *l)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e) {
 		free(w);
-		rbdl_log("cannot start the %s thread (%d)", l->name, e);
+		rbdl_err("cannot start the %s thread (%d)", l->name, e);
 		return -EAGAIN;
 	}
 	pthread_setname_np(w->thread, l->name);

@@ -24,8 +24,10 @@
 
 #define RBDL_CACHELINE 64
 
-/* Log a diagnostic to stderr (control path only: refusals, protocol
- * surprises).  Honours RBDLITE_QUIET=1. */
+/* Diagnostics (log.c): rbdl_err for what librbd reports as an error too
+ * (printed unless RBDLITE_QUIET=1), rbdl_log for the rest (printed only
+ * with RBDLITE_DEBUG=1). */
+void rbdl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rbdl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* RBDL_INTERNAL_H */

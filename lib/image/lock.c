@@ -12,7 +12,9 @@
  *   release: stop new writes, drain the in-flight ones, unlock the object
  *            map, unlock the header, announce RELEASED_LOCK.
  *   notifications: REQUEST_LOCK while owner -> ack 0 and release
- *            (rbd_lock_acquire'd: ack -EROFS); maintenance requests while
+ *            (once rbd_lock_acquire was called: ack -EROFS, and writes
+ *            without the lock fail with -EROFS instead of taking it, as
+ *            with librbd's StandardPolicy); maintenance requests while
  *            owner -> ack -EOPNOTSUPP, so the requester takes the lock and
  *            does the work itself; everything else -> empty ack.
  */
@@ -149,7 +151,7 @@ static void send_notify_async(struct rbdl_image *img, uint32_t op)
 	free(a);
 	/* Peers then learn of it by their retry timer, as after a lost
 	 * notification. */
-	rbdl_log("image %s: cannot send lock notification %u (%d)", img->name,
+	rbdl_err("image %s: cannot send lock notification %u (%d)", img->name,
 		 op, r);
 }
 
@@ -202,7 +204,7 @@ static void blocklist_owner(struct rbdl_image *img, const char *addr)
 	int r = rados_blocklist_add(img->cluster, buf, 0);
 
 	if (r < 0)
-		rbdl_log("image %s: blocklisting %s failed (%d)", img->name,
+		rbdl_err("image %s: blocklisting %s failed (%d)", img->name,
 			 buf, r);
 }
 
@@ -228,8 +230,9 @@ static int post_acquire(struct rbdl_image *img, bool broke)
 	return 0;
 }
 
-/* 0: acquired; -EAGAIN: a live owner was asked to release; else error. */
-static int do_acquire(struct rbdl_image *img)
+/* 0: acquired; -EAGAIN: a live owner was asked to release; else error
+ * (try_only: -EBUSY when anyone holds it, nobody asked). */
+static int do_acquire(struct rbdl_image *img, bool try_only)
 {
 	struct rbdl_lock *lk = img->lk;
 	bool broke = false;
@@ -242,7 +245,7 @@ static int do_acquire(struct rbdl_image *img)
 
 		if (r == 0 || r == -EEXIST)
 			return post_acquire(img, broke);
-		if (r != -EBUSY)
+		if (r != -EBUSY || try_only)
 			return r;
 		r = rbdl_lockobj_info(img->md_io, img->header_oid, &li);
 		if (r < 0)
@@ -302,7 +305,7 @@ static void finish_release(struct rbdl_image *img)
 	int r = rbdl_lockobj_unlock(img->md_io, img->header_oid, lk->cookie);
 
 	if (r < 0 && r != -ENOENT)
-		rbdl_log("image %s: unlock failed (%d)", img->name, r);
+		rbdl_err("image %s: unlock failed (%d)", img->name, r);
 	send_notify_async(img, RBDL_NOTIFY_RELEASED_LOCK);
 }
 
@@ -391,6 +394,16 @@ static void lock_run(struct rbdl_image *img, bool may_wait)
 		if (st != RBDL_LOCK_UNLOCKED ||
 		    !(lk->parked_head || lk->want_acquire))
 			break;
+		if (lk->manual && !lk->want_acquire) {
+			/* The application manages the lock: parked writes
+			 * do not take it (librbd: -EROFS). */
+			struct rbdl_lkwaiter *w = take_parked_locked(lk);
+
+			pthread_mutex_unlock(&lk->mu);
+			resume_all(w, -EROFS);
+			pthread_mutex_lock(&lk->mu);
+			continue;
+		}
 		if (lk->retry_due) {
 			/* Waiting for the owner we asked to release. */
 			if (lk->request_seq == lk->owner_seq &&
@@ -401,10 +414,24 @@ static void lock_run(struct rbdl_image *img, bool may_wait)
 			lk->retry_due = 0;
 		}
 		atomic_store(&lk->state, RBDL_LOCK_ACQUIRING);
+		bool try_only = lk->try_only;
+
+		lk->try_only = false;
 		pthread_mutex_unlock(&lk->mu);
-		int r = do_acquire(img);
+		int r = do_acquire(img, try_only);
 
 		pthread_mutex_lock(&lk->mu);
+		if (r == -EBUSY && try_only && lk->parked_head &&
+		    !lk->manual && !lk->stop) {
+			/* The try failed for the maintenance op that asked;
+			 * the parked writes take the lock the usual way. */
+			atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
+			lk->want_acquire = false;
+			lk->last_error = r;
+			lk->acquire_gen++;
+			pthread_cond_broadcast(&lk->cv);
+			continue;
+		}
 		if (r == -EAGAIN && !lk->stop) {
 			/* Wait for the owner's RELEASED_LOCK (or a new owner's
 			 * ACQUIRED_LOCK), at most RETRY_WAIT_S, then try
@@ -538,7 +565,7 @@ static void lock_rewatched(struct rbdl_image *img, uint64_t new_handle)
 
 		if (r < 0) {
 			/* librbd: release and re-acquire later. */
-			rbdl_log("image %s: cannot move the lock to the new "
+			rbdl_err("image %s: cannot move the lock to the new "
 				 "watch (%d); releasing it", img->name, r);
 			lk->want_release = true;
 			wake_locked(lk);
@@ -659,7 +686,7 @@ static void lock_notify(struct rbdl_image *img, uint64_t notify_id,
 		if (mine || (st != RBDL_LOCK_OWNER && st != RBDL_LOCK_MAINT))
 			break;
 		pthread_mutex_lock(&lk->mu);
-		if (lk->user_held) {
+		if (lk->user_held || lk->manual) {
 			rl = rbdl_encode_notify_response(resp, sizeof(resp),
 							 -EROFS);
 		} else {
@@ -768,7 +795,7 @@ void rbdl_lock_note_blocklisted(struct rbdl_image *img)
 				      memory_order_relaxed);
 }
 
-int rbdl_lock_maint_begin(struct rbdl_image *img)
+int rbdl_lock_maint_begin(struct rbdl_image *img, bool try_only)
 {
 	struct rbdl_lock *lk = img->lk;
 	int r;
@@ -784,6 +811,7 @@ int rbdl_lock_maint_begin(struct rbdl_image *img)
 			return -ESHUTDOWN;
 		}
 		lk->want_acquire = true;
+		lk->try_only = try_only;
 		wake_locked(lk);
 		while (gen == lk->acquire_gen && !lk->stop)
 			pthread_cond_wait(&lk->cv, &lk->mu);
@@ -863,6 +891,7 @@ int rbdl_lock_acquire_user(struct rbdl_image *img)
 		return img->read_only ? -EROFS : -EINVAL;
 	pthread_mutex_lock(&lk->mu);
 	lk->user_held = true;
+	lk->manual = true;	/* for good, as librbd's policy */
 	while (atomic_load(&lk->state) != RBDL_LOCK_OWNER) {
 		unsigned gen = lk->acquire_gen;
 
@@ -975,7 +1004,7 @@ int rbdl_lock_break_owner(struct rbdl_image *img, const char *owner)
 	 * cannot write after its lock is gone. */
 	r = rados_blocklist_add(img->cluster, (char *)addr, 0);
 	if (r < 0) {
-		rbdl_log("image %s: cannot blocklist lock owner %s (%d)",
+		rbdl_err("image %s: cannot blocklist lock owner %s (%d)",
 			 img->name, addr, r);
 	} else {
 		r = rbdl_lockobj_break(img->md_io, img->header_oid, &li.lockers[0]);

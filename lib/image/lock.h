@@ -83,6 +83,15 @@ struct rbdl_lock {
 	bool want_release;		/* a peer asked for the lock */
 	bool want_acquire;		/* rbd_lock_acquire or parked writes */
 	bool user_held;			/* rbd_lock_acquire: refuse requests */
+	/* rbd_lock_acquire was called on this open: librbd's policy is
+	 * then the application's for good (StandardPolicy): writes no
+	 * longer take the lock by themselves (-EROFS without it) and peers'
+	 * requests are refused while we own it.  Kept across
+	 * rbdl_lock_init (rbd_snap_set). */
+	bool manual;
+	/* The acquisition asked for must not ask a live owner to release
+	 * (librbd's try_acquire_lock: snapshot rollback). */
+	bool try_only;
 	int last_error;			/* outcome of the last acquisition */
 	unsigned acquire_gen;		/* bumped after every attempt */
 	unsigned owner_seq;		/* RELEASED/ACQUIRED_LOCK from peers */
@@ -156,9 +165,11 @@ int rbdl_lock_break_owner(struct rbdl_image *img, const char *owner);
  * release a peer asked for meanwhile is honoured then).  Returns 0 (also
  * when the feature is off: nothing to hold) or the acquisition error
  * (-EROFS when the lock is held by something that will not release it).
+ * try_only: take the lock only if nobody holds it (-EROFS if someone
+ * does), as librbd's snapshot rollback does.
  * rbdl_lock_cookie() copies our current lock cookie (for assert_locked).
  */
-int rbdl_lock_maint_begin(struct rbdl_image *img);
+int rbdl_lock_maint_begin(struct rbdl_image *img, bool try_only);
 void rbdl_lock_maint_end(struct rbdl_image *img);
 void rbdl_lock_cookie(struct rbdl_image *img, char *buf, size_t len);
 /* Release the lock if we own it and wait until it is released (switching

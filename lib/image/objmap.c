@@ -136,7 +136,7 @@ void rbdl_objmap_invalidate(struct rbdl_image *img, const char *why)
 	uint8_t in[24];
 	size_t n = encode_invalidate(in);
 
-	rbdl_log("image %s: object map %s; flagging it invalid", img->name,
+	rbdl_err("image %s: object map %s; flagging it invalid", img->name,
 		 why);
 	rbdl_cls_write(img->md_io, img->header_oid, "rbd", "set_flags", in, n);
 	atomic_store(&img->om->invalid, true);
@@ -306,7 +306,7 @@ static void update_cb(rados_completion_t rc, void *arg)
 		uint8_t in[24];
 		size_t n = encode_invalidate(in);
 
-		rbdl_log("image %s: object map update of object %" PRIu64
+		rbdl_err("image %s: object map update of object %" PRIu64
 			 " failed (%d); flagging the map invalid",
 			 img->name, rec->objno, r);
 		atomic_store(&om->invalid, true);

@@ -428,7 +428,7 @@ static int clone_from(struct parent_snap *p_, const char *p_snap,
 		int q = rbdl_op_remove(cio, c_name);
 
 		if (q < 0)
-			rbdl_log("clone %s: removing the failed clone: %d",
+			rbdl_err("clone %s: removing the failed clone: %d",
 				 c_name, q);
 	}
 out:

@@ -206,12 +206,14 @@ bool rbdl_maint_may_exist(struct rbdl_image *img, uint64_t objno)
  * Serialize, refresh, check the image may be changed, then quiesce our
  * writes: with the exclusive lock, hold it with writes drained (MAINT);
  * without it, flush.  On success the caller must call rbdl_maint_end().
- * at_snap_ok: a handle at a snapshot (opened there: no write context)
- * may run the operation (librbd removes snapshots from such a handle).
+ * flags: RBDL_MAINT_AT_SNAP, a handle at a snapshot (opened there: no
+ * write context) may run the operation (librbd removes snapshots from
+ * such a handle); RBDL_MAINT_TRY_LOCK, take the lock only if nobody holds
+ * it (-EROFS otherwise), as librbd's rollback.
  */
-int rbdl_maint_begin2(struct rbdl_image *img, bool need_lock,
-		      bool at_snap_ok)
+int rbdl_maint_begin2(struct rbdl_image *img, bool need_lock, unsigned flags)
 {
+	bool at_snap_ok = flags & RBDL_MAINT_AT_SNAP;
 	int r;
 
 	pthread_mutex_lock(&img->maint_mu);
@@ -228,7 +230,7 @@ int rbdl_maint_begin2(struct rbdl_image *img, bool need_lock,
 		r = (int)rbdl_io_sync(img, &a);
 	}
 	if (r == 0 && need_lock)
-		r = rbdl_lock_maint_begin(img);
+		r = rbdl_lock_maint_begin(img, flags & RBDL_MAINT_TRY_LOCK);
 	if (r == 0 && need_lock && rbdl_lock_enabled(img) &&
 	    (atomic_load(&img->features) & RBD_FEATURE_OBJECT_MAP) &&
 	    !rbdl_objmap_ready(img->om))
@@ -243,7 +245,7 @@ int rbdl_maint_begin2(struct rbdl_image *img, bool need_lock,
 
 int rbdl_maint_begin(struct rbdl_image *img, bool need_lock)
 {
-	return rbdl_maint_begin2(img, need_lock, false);
+	return rbdl_maint_begin2(img, need_lock, 0);
 }
 
 void rbdl_maint_end(struct rbdl_image *img)

@@ -26,8 +26,11 @@
  * rbdl_maint_end().  -EROFS for read-only, snapshot and refused images.
  */
 int rbdl_maint_begin(struct rbdl_image *img, bool need_lock);
-int rbdl_maint_begin2(struct rbdl_image *img, bool need_lock,
-		      bool at_snap_ok);
+enum {
+	RBDL_MAINT_AT_SNAP = 1,		/* a handle at a snapshot may */
+	RBDL_MAINT_TRY_LOCK = 2,	/* never ask the lock's owner */
+};
+int rbdl_maint_begin2(struct rbdl_image *img, bool need_lock, unsigned flags);
 void rbdl_maint_end(struct rbdl_image *img);
 
 /* A cls "rbd" write op on the header, guarded by our exclusive lock

@@ -366,7 +366,7 @@ static int do_resize(struct rbdl_image *img, uint64_t size,
 			 * the resize stands; the error is returned only if
 			 * the map already was invalid. */
 			if (r < 0 && rbdl_objmap_trusted(img->om)) {
-				rbdl_log("image %s: object map resize failed "
+				rbdl_err("image %s: object map resize failed "
 					 "(%d)", img->name, r);
 				rbdl_objmap_invalidate(img, "was not resized");
 				r = 0;

@@ -523,7 +523,7 @@ int rbdl_maint_snap_remove_id(struct rbdl_image *img, uint64_t snap_id)
 		return -EBUSY;
 	/* librbd proxies to (or takes) the lock only with fast-diff. */
 	r = rbdl_maint_begin2(img, (atomic_load(&img->features) &
-			       RBD_FEATURE_FAST_DIFF) != 0, true);
+			       RBD_FEATURE_FAST_DIFF) != 0, RBDL_MAINT_AT_SNAP);
 	if (r < 0)
 		return r;
 	rbdl_put_le64(in, snap_id);
@@ -612,7 +612,7 @@ static int rollback_map(struct rbdl_image *img, uint64_t snap_id,
 		free(buf);
 	}
 	if (r < 0) {
-		rbdl_log("image %s: object map rollback failed (%d)", img->name,
+		rbdl_err("image %s: object map rollback failed (%d)", img->name,
 			 r);
 		rbdl_objmap_invalidate(img, "rollback failed");
 	}
@@ -635,7 +635,9 @@ int rbdl_maint_snap_rollback2(struct rbdl_image *img, const char *name,
 		return -ENOENT;	/* librbd: checked before read-only */
 	if (img->open_ro || atomic_load(&img->at_snap))
 		return -EROFS;
-	r = rbdl_maint_begin(img, true);
+	/* librbd only tries the lock for a rollback: it never asks the
+	 * owner (-EROFS while another client holds it). */
+	r = rbdl_maint_begin2(img, true, RBDL_MAINT_TRY_LOCK);
 	if (r < 0)
 		return r;
 	r = rbdl_maint_do_resize(img, snap_size);

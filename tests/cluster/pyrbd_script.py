@@ -2030,6 +2030,57 @@ def s_snapgone(x):
     t.c('RBD.remove', r.remove, io, 'g1')
 
 
+def s_lockpolicy(x):
+    """the application managing the exclusive lock: after lock_acquire
+    (and lock_release) a handle no longer takes the lock for its writes
+    (ReadOnlyImage), and while it holds it a peer's write is refused; a
+    rollback from a handle that does not own the lock while another does
+    is refused, not taken over."""
+    t, r, io = x.t, x.r, x.io
+    f = rbd.RBD_FEATURE_LAYERING | rbd.RBD_FEATURE_EXCLUSIVE_LOCK
+    t.c('RBD.create', r.create, io, 'k1', 8 * MiB, features=f)
+    a = x.open('A', 'k1')
+    if not a:
+        return
+    t.c('A.lock_acquire', a.lock_acquire, rbd.RBD_LOCK_MODE_EXCLUSIVE)
+    t.c('A.write', a.write, pat(80, 4096), 0)
+    t.c('A.lock_release', a.lock_release)
+    t.c('A.write', a.write, pat(81, 4096), 0)
+    t.c('A.is_exclusive_lock_owner', a.is_exclusive_lock_owner)
+    t.c('A.lock_acquire', a.lock_acquire, rbd.RBD_LOCK_MODE_EXCLUSIVE)
+    b = x.open('B', 'k1')
+    if not b:
+        return
+    t.c('B.write', b.write, pat(82, 4096), 4096)
+    t.c('A.is_exclusive_lock_owner', a.is_exclusive_lock_owner)
+    t.c('B.is_exclusive_lock_owner', b.is_exclusive_lock_owner)
+    t.c('A.read', a.read, 0, 8192)
+    x.close(b)
+    x.close(a)
+    t.c('RBD.create', r.create, io, 'k2', 8 * MiB, features=f)
+    w = x.open('W', 'k2')
+    if not w:
+        return
+    t.c('W.write', w.write, pat(83, 4096), 0)
+    t.c('W.create_snap', w.create_snap, 's')
+    x.close(w)
+    c = x.open('C', 'k2')
+    d = x.open('D', 'k2')
+    if not c or not d:
+        return
+    t.c('D.write', d.write, pat(84, 4096), 0)
+    t.c('C.rollback_to_snap', c.rollback_to_snap, 's')
+    t.c('D.is_exclusive_lock_owner', d.is_exclusive_lock_owner)
+    t.c('C.read', c.read, 0, 4096)
+    x.close(d)
+    t.c('C.rollback_to_snap', c.rollback_to_snap, 's')
+    t.c('C.read', c.read, 0, 4096)
+    t.c('C.remove_snap', c.remove_snap, 's')
+    x.close(c)
+    t.c('RBD.remove', r.remove, io, 'k1')
+    t.c('RBD.remove', r.remove, io, 'k2')
+
+
 def s_final(x):
     """what the section left in its namespace (nothing)."""
     t, r, io = x.t, x.r, x.io
@@ -2126,6 +2177,7 @@ SECTIONS = [
     ('features', s_features),
     ('flags', s_flags),
     ('snapgone', s_snapgone),
+    ('lockpolicy', s_lockpolicy),
     ('metadata', s_metadata),
     ('locks', s_locks),
     ('trash', s_trash),

@@ -16,7 +16,8 @@
 #     gives it back).
 #  2. Without a loadable real librbd (RBDLITE_SYSTEM_LIBRBD pointing at
 #     nothing), delegate-lite gets -EOPNOTSUPP from every forwarded call,
-#     each with a one-line "librbdlite:" diagnostic naming the function, and
+#     each with a one-line "librbdlite:" diagnostic naming the function
+#     (RBDLITE_DEBUG=1: not printed by default), and
 #     its native calls still work.
 #  3. RBDLITE_SYSTEM_LIBRBD pointing at librbdlite itself is refused the
 #     same way (never forwarding to ourselves).
@@ -71,7 +72,7 @@ done
 # 2. No real librbd to forward to.
 no_real() { # label path
     local label=$1 path=$2 out=$TMP/none-$1
-    RBDLITE_SYSTEM_LIBRBD=$path timeout -k 10 300 "$LITE" "$POOL" "$TAG-$label" >"$out" 2>"$out.err"
+    RBDLITE_DEBUG=1 RBDLITE_SYSTEM_LIBRBD=$path timeout -k 10 300 "$LITE" "$POOL" "$TAG-$label" >"$out" 2>"$out.err"
     local rc=$?
     ((rc == 0)) || { fail "$label: delegate-lite exited with $rc"; show_log "$out.err"; return; }
     local want

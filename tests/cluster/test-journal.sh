@@ -174,7 +174,9 @@ fi
 # ---- no system librbd ----------------------------------------------------------
 
 sum_before=$(c_rbd export --no-progress "$POOL/$P-none" - 2>/dev/null | md5sum)
-if RBDLITE_SYSTEM_LIBRBD=$TMP/no-such-librbd.so.1 timeout -k 10 "$TMO" \
+# RBDLITE_DEBUG=1: the refusal's diagnostic (not printed by default:
+# librbd would print nothing).
+if RBDLITE_DEBUG=1 RBDLITE_SYSTEM_LIBRBD=$TMP/no-such-librbd.so.1 timeout -k 10 "$TMO" \
     "$BIN/rbdio-lite" write "$POOL" "$P-none" "$SEED" 5 >"$TMP/none.out" 2>"$TMP/none.err"; then
     fail "none: writes to a journaled image fail without a system librbd" "the workload succeeded"
 else

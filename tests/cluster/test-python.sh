@@ -218,6 +218,13 @@ for mode in "${MODES[@]}"; do
         fail "$mode: transcript same as librbd" "no section ran"
         continue
     fi
+    # By default librbdlite prints only what librbd reports as an error
+    # too (lib/core/log.c); every call of the script is an ordinary one.
+    if grep -q '^librbdlite:' "$TMP/$mode.err"; then
+        fail "$mode: no librbdlite: line on stderr" "$(grep -m 3 '^librbdlite:' "$TMP/$mode.err" | tr '\n' ' ')"
+    else
+        pass "$mode: no librbdlite: line on stderr"
+    fi
     ndiff=0
     for s in "${SECTIONS[@]}"; do
         section "$TMP/librbd.txt" "$s" >"$TMP/ref.$s"
