@@ -424,6 +424,10 @@ int rbdl_maint_resize2(struct rbdl_image *img, uint64_t size,
 		rbdl_maint_notify(img);
 		if (r == 0)
 			r = q;
+	} else if (r == 0) {
+		/* librbd notifies a resize to the current size too: every
+		 * update watcher gets its callback. */
+		rbdl_maint_notify(img);
 	}
 	rbdl_maint_end(img);
 	return r;

@@ -23,6 +23,12 @@
  *       "callbacks=<n>", then "unwatch=<r>"; with "keep" (librbdlite
  *       only), unwatch the same handle again ("again=<r>"), register a
  *       second watch and close with it still registered
+ *   difftool POOL watchresize IMAGE SIZE...
+ *       register an update watch, then for each SIZE open a second handle
+ *       in this process, resize it to SIZE bytes, close it; print each
+ *       "resize=<r>", then (waiting up to 10 s for them to arrive) the
+ *       number of callbacks, "callbacks=<n>": one per header update,
+ *       also for a resize to the current size
  *
  * With DIFFTOOL_READ_ONLY non-empty in the environment, the image is opened
  * with rbd_open_read_only.
@@ -191,6 +197,32 @@ int main(int argc, char **argv)
 			printf("watch2=%d\n",
 			       rbd_update_watch(img, &h2, noop_cb, NULL));
 		}
+	} else if (!strcmp(cmd, "watchresize")) {
+		uint64_t h;
+		int want = argc - 4;
+
+		if (rbd_update_watch(img, &h, watch_cb, NULL) < 0) {
+			fprintf(stderr, "update_watch failed\n");
+			return 2;
+		}
+		for (int i = 4; i < argc; i++) {
+			rbd_image_t other;
+
+			if (rbd_open(io, name, &other, NULL) < 0) {
+				fprintf(stderr, "open %s: failed\n", name);
+				return 2;
+			}
+			printf("resize=%d\n",
+			       rbd_resize(other, strtoull(argv[i], NULL, 0)));
+			rbd_close(other);
+		}
+		time_t until = time(NULL) + 10;
+
+		while (atomic_load(&watch_calls) < want && time(NULL) < until)
+			usleep(20000);
+		usleep(200000);	/* and no more than that */
+		printf("callbacks=%d\n", atomic_load(&watch_calls));
+		printf("unwatch=%d\n", rbd_update_unwatch(img, h));
 	} else {
 		fprintf(stderr, "bad command\n");
 		return 2;

@@ -514,4 +514,22 @@ watch_test lite resize keep
 watch_test lite-ro resize
 watch_test lite-ro snap keep
 
+# One callback per header update another handle makes, also for a resize
+# to the current size (librbd notifies it too): the same count from both.
+for lib in librbd lite; do
+    bin=$REF
+    [[ $lib == lite ]] && bin=$LITE
+    "$bin" "$POOL" watchresize "$IW" $((size << 20)) $(((size + 1) << 20)) \
+        $(((size + 2) << 20)) $(((size + 2) << 20)) $(((size + 3) << 20)) \
+        >"$WORK/wr-$lib.out" 2>&1
+    size=$((size + 3))
+done
+if cmp -s "$WORK/wr-librbd.out" "$WORK/wr-lite.out" &&
+    grep -qx "callbacks=5" "$WORK/wr-lite.out"; then
+    pass "update watch: one callback per resize, no-op ones too (5, as librbd)"
+else
+    fail "update watch: one callback per resize, no-op ones too" \
+        "librbd: $(tr '\n' ' ' <"$WORK/wr-librbd.out") lite: $(tr '\n' ' ' <"$WORK/wr-lite.out")"
+fi
+
 finish
