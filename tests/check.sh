@@ -253,6 +253,19 @@ for san in "${sans[@]}"; do
 	step "make check ($san)" check_in "build-$san" "TESTS=\$(${san}_tests)"
 done
 
+# The failed tests once more at the very end, where a truncated copy of
+# this output still shows them: each one's FAIL lines and its last lines.
+for dir in build build-asan build-tsan; do
+	[ -d "$dir/tests" ] || continue
+	for trs in $(grep -rlE '^:test-result: (FAIL|ERROR)' --include='*.trs' "$dir/tests" 2>/dev/null | sort); do
+		log=${trs%.trs}.log
+		echo "### failed: $log"
+		grep -E '^(FAIL|ERROR|not ok)' "$log" 2>/dev/null | head -n 20
+		echo "--- its last lines:"
+		tail -n 8 "$log" 2>/dev/null
+	done
+done
+
 summary="$pass passed, $fail failed"
 [ "${#failed[@]}" -eq 0 ] || summary+=" (failed: $(printf '%s; ' "${failed[@]}" | sed 's/; $//'))"
 echo "$summary"

@@ -50,7 +50,7 @@
  * (librbd refuses to set one).  rbd_io_scheduler=simple (the default;
  * none turns it off) merges adjacent writes (io/sched.h).
  * QoS limits (rbd_qos_*) are not enforced; an open that finds one says so
- * on stderr.
+ * in the debug log (RBDLITE_DEBUG=1).
  */
 void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 {

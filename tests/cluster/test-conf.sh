@@ -15,7 +15,7 @@
 # unit), and reads the three ranges back.
 #
 # An image with a QoS limit must get librbdlite's diagnostic that it does
-# not throttle.  Scenarios use their own pool (created and deleted here), so pool
+# not throttle (a debug-level line: RBDLITE_DEBUG=1).  Scenarios use their own pool (created and deleted here), so pool
 # overrides never leak into other tests.
 #
 # Needs the test cluster's environment (make check, or
@@ -202,9 +202,10 @@ twins 8 && raw_image_conf 8 rbd_skip_partial_discard maybe &&
 twins 15 && raw_image_conf 15 rbd_discard_granularity_bytes 16K &&
     scen "image override \"16K\" (16000) is refused" KKZ 15 --
 
-# A QoS limit: librbd throttles, librbdlite does not and says so at open.
+# A QoS limit: librbd throttles, librbdlite does not and says so at open
+# when asked for its diagnostics (RBDLITE_DEBUG=1).
 if twins 16 && image_conf 16 rbd_qos_iops_limit 100000 &&
-    scen "image with a QoS limit" KKZ 16 --; then
+    scen "image with a QoS limit" KKZ 16 RBDLITE_DEBUG=1 --; then
     if grep -q 'rbd_qos_iops_limit is set, but librbdlite does not throttle' \
         "$TMP/l.err"; then
         pass "QoS limit reported as not enforced"
