@@ -49,6 +49,9 @@
  * rbd_cache=false, never does.  An unknown policy counts as write-around
  * (librbd refuses to set one).  rbd_io_scheduler=simple (the default;
  * none turns it off) merges adjacent writes (io/sched.h).
+ * rbd_discard_on_zeroed_write_same (default true; the client's value
+ * only) turns a writesame of zeroes into a zeroing discard, as librbd's C
+ * API does (state.h).
  * QoS limits (rbd_qos_*) are not enforced; an open that finds one says so
  * in the debug log (RBDLITE_DEBUG=1).
  */
@@ -61,7 +64,7 @@ void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 	};
 	struct rbdl_conf c;
 	uint64_t g = 0, max_dirty = 0;
-	bool copy, wtuf, sched;
+	bool copy, wtuf, sched, wsz;
 
 	rbdl_conf_load(&c, img->md_io, img->header_oid);
 	if (rbdl_conf_bool(&c, true, "rbd_skip_partial_discard", true)) {
@@ -103,7 +106,12 @@ void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 	 * acknowledgement would otherwise return buffers still in use). */
 	copy = rbdl_conf_bool(&c, true, "rbd_disable_zero_copy_writes", true) ||
 	       max_dirty;
+	/* Not an option librbd takes from pool or image metadata. */
+	wsz = rbdl_conf_bool(&c, false, "rbd_discard_on_zeroed_write_same",
+			     true);
 	rbdl_conf_free(&c);
+	atomic_store_explicit(&img->ws_zero_discards, wsz,
+			      memory_order_relaxed);
 	atomic_store_explicit(&img->wa.max_dirty, max_dirty,
 			      memory_order_relaxed);
 	atomic_store_explicit(&img->wa.wtuf, wtuf, memory_order_relaxed);

@@ -185,6 +185,12 @@ struct rbdl_image {
 	 * false: the caller keeps its buffers until completion, as with
 	 * librbd's zero-copy writes.  Set and read like the granularity. */
 	atomic_bool copy_writes;
+	/* rbd_discard_on_zeroed_write_same (default true): a writesame of
+	 * an all-zero pattern zeroes as a discard does (objects wholly
+	 * covered are removed); false: it writes the zeroes, allocating
+	 * (thick provisioning relies on it).  Set and read like the
+	 * granularity. */
+	atomic_bool ws_zero_discards;
 	_Atomic uint64_t size;
 	_Atomic(rados_ioctx_t) wr_io;	/* data writes, carries the snapc */
 	atomic_uint wr_nsnaps;		/* snapshots in wr_io's snapc */

@@ -511,8 +511,11 @@ static void submit_now(struct rbdl_image *img, struct rbdl_comp *c,
 		r = -EINVAL;
 		goto late;
 	}
-	if (op == RBDL_OP_WRITESAME && rbdl_plan_all_zero(a->buf, a->data_len))
-		op = RBDL_OP_WRITE_ZEROES;	/* rbd_discard_on_zeroed_write_same */
+	if (op == RBDL_OP_WRITESAME &&
+	    atomic_load_explicit(&img->ws_zero_discards,
+				 memory_order_relaxed) &&
+	    rbdl_plan_all_zero(a->buf, a->data_len))
+		op = RBDL_OP_WRITE_ZEROES;	/* as librbd's C API does */
 	if (op == RBDL_OP_WRITE_ZEROES &&
 	    (a->zero_flags & RBD_WRITE_ZEROES_FLAG_THICK_PROVISION)) {
 		struct rbdl_io_args t = *a;

@@ -24,6 +24,9 @@
  *   zero OFF LEN              rbd_write_zeroes (flags 0)
  *   writesame OFF LEN DLEN SEED  rbd_writesame of the DLEN-byte pattern
  *                             (SEED at offset 0)
+ *   zerosame OFF LEN DLEN     rbd_writesame of DLEN zero bytes
+ *   aiozerosame OFF LEN DLEN  rbd_aio_writesame of DLEN zero bytes, waited
+ *                             for; RET: its return value
  *   cmpwrite OFF LEN CSEED WSEED  rbd_compare_and_write: compare with the
  *                             pattern of CSEED, write that of WSEED; prints
  *                             the mismatch offset
@@ -333,6 +336,7 @@ static int nargs(const char *c)
 		{ "write", 3 },	   { "aiowrite", 3 }, { "wait", 0 },
 		{ "read", 2 },	   { "readall", 1 },  { "discard", 2 },
 		{ "zero", 2 },	   { "writesame", 4 }, { "cmpwrite", 4 },
+		{ "zerosame", 3 }, { "aiozerosame", 3 },
 		{ "snapc", 1 },	   { "snaprm", 1 },   { "snapset", 1 },
 		{ "rollback", 1 },
 		{ "resize", 1 },   { "size", 0 },     { "parent", 0 },
@@ -387,6 +391,28 @@ static int run(rbd_image_t im, const char *c, char **a)
 	if (!strcmp(c, "writesame")) {
 		b = fill(0, num(a[2]), num(a[3]));
 		r = rbd_writesame(im, num(a[0]), num(a[1]), b, num(a[2]), 0);
+		free(b);
+		return (int)r;
+	}
+	if (!strcmp(c, "zerosame") || !strcmp(c, "aiozerosame")) {
+		rbd_completion_t comp;
+
+		b = calloc(1, num(a[2]) ? num(a[2]) : 1);
+		if (!b)
+			return -ENOMEM;
+		if (c[0] == 'z') {
+			r = rbd_writesame(im, num(a[0]), num(a[1]), b,
+					  num(a[2]), 0);
+		} else if ((r = rbd_aio_create_completion(NULL, NULL,
+							  &comp)) == 0) {
+			r = rbd_aio_writesame(im, num(a[0]), num(a[1]), b,
+					      num(a[2]), comp, 0);
+			if (r == 0) {
+				rbd_aio_wait_for_complete(comp);
+				r = rbd_aio_get_return_value(comp);
+			}
+			rbd_aio_release(comp);
+		}
 		free(b);
 		return (int)r;
 	}
