@@ -674,8 +674,8 @@ static int list_v2(rados_t cl, const struct lparent *ip, uint64_t snap_id,
 {
 	char oid[RBDL_OID_MAX], *out;
 	size_t outlen;
-	struct rbdl_dec d;
-	uint32_t cnt;
+	struct rbdl_child_spec *v = NULL;
+	uint32_t cnt = 0;
 	int r;
 
 	rbdl_oid_header(oid, sizeof(oid), ip->id);
@@ -685,29 +685,15 @@ static int list_v2(rados_t cl, const struct lparent *ip, uint64_t snap_id,
 		return 0;
 	if (r < 0)
 		return r;
-	rbdl_dec_init(&d, out, outlen);
-	cnt = rbdl_dec_u32(&d);
-	for (uint32_t i = 0; i < cnt && !d.err && r == 0; i++) {
-		const uint8_t *outer;
-		int64_t pool;
-		char *id, *ns;
-
-		rbdl_dec_enter(&d, 2, &outer);
-		pool = rbdl_to_s64(rbdl_dec_u64(&d));
-		id = rbdl_dec_strdup(&d);
-		ns = rbdl_dec_strdup(&d);
-		rbdl_dec_leave(&d, outer);
-		if (!d.err && id && ns) {
-			r = child_add(l, pool, ns, id);
-			if (r == 0 && level != 0)
-				r = list_image(cl, pool, ns, id, level, l);
-		}
-		free(id);
-		free(ns);
-	}
-	if (r == 0 && d.err)
-		r = -EBADMSG;
+	r = rbdl_decode_child_specs(out, outlen, &v, &cnt);
 	rados_buffer_free(out);
+	for (uint32_t i = 0; i < cnt && r == 0; i++) {
+		r = child_add(l, v[i].pool_id, v[i].pool_ns, v[i].image_id);
+		if (r == 0 && level != 0)
+			r = list_image(cl, v[i].pool_id, v[i].pool_ns,
+				       v[i].image_id, level, l);
+	}
+	rbdl_child_specs_free(v, cnt);
 	return r;
 }
 

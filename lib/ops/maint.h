@@ -71,4 +71,13 @@ int rbdl_maint_snap_rollback2(struct rbdl_image *img, const char *name,
 void rbdl_maint_remove_trashed_parent_snap(rados_ioctx_t pio, const char *pid,
 					   uint64_t psnap);
 
+/*
+ * PreRemoveRequest's pruning: remove the n trash-namespace snapshots ids
+ * of image id (in io) before the image goes.  0, -ECHILD if a clone v2
+ * child still holds one (the others are removed), or the first other
+ * error.
+ */
+int rbdl_maint_prune_trash_snaps(rados_ioctx_t io, const char *id,
+				 const uint64_t *ids, uint32_t n);
+
 #endif /* RBDL_MAINT_H */

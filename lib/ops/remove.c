@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include "ops/maint.h"
 #include "ops/window.h"
 #include "image/objmap.h"
 #include "pool.h"
@@ -55,6 +56,8 @@ struct rm_image {
 	uint64_t size, features, flags;
 	struct rbdl_layout layout;
 	int64_t data_pool;
+	uint64_t *trash_snaps;		/* PreRemoveRequest prunes these */
+	uint32_t ntrash;
 	bool cancelled;			/* the progress callback said stop */
 	bool *need_real;		/* see rbdl_op_remove_prog */
 };
@@ -69,6 +72,38 @@ struct watchers {
 	uint64_t self;
 	int others;
 };
+
+/*
+ * PreRemoveRequest::check_image_snaps: trash-namespace snapshots are
+ * pruned before the removal (m->trash_snaps), mirror snapshots ignored,
+ * any other (user, group) refuses it: -ENOTEMPTY.
+ */
+static int check_snaps(struct rm_image *m, const struct rbdl_header *h)
+{
+	if (!h->nsnaps)
+		return 0;
+	m->trash_snaps = calloc(h->nsnaps, sizeof(*m->trash_snaps));
+	if (!m->trash_snaps)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < h->nsnaps; i++) {
+		struct rbdl_snap_info si;
+		int r = rbdl_read_snapshot_info(m->io, m->header, h->snaps[i],
+						&si);
+
+		if (r == -ENOENT)
+			continue;	/* removed meanwhile */
+		if (r < 0)
+			return r;
+		uint32_t t = si.ns_type;
+
+		rbdl_snap_info_free(&si);
+		if (t == 2)	/* TRASH */
+			m->trash_snaps[m->ntrash++] = h->snaps[i];
+		else if (t != 3)	/* not MIRROR */
+			return -ENOTEMPTY;
+	}
+	return 0;
+}
 
 /* Header fields the removal needs, and PreRemoveRequest's checks. */
 static int rm_load(struct rm_image *m)
@@ -93,8 +128,8 @@ static int rm_load(struct rm_image *m)
 	/* PreRemoveRequest: migration, snapshots, group, watchers. */
 	if (r == 0 && (m->features & RBD_FEATURE_MIGRATING))
 		r = -EBUSY;
-	if (r == 0 && h.nsnaps)
-		r = -ENOTEMPTY;
+	if (r == 0)
+		r = check_snaps(m, &h);
 	rbdl_header_free(&h);
 	return r;
 }
@@ -209,10 +244,10 @@ static int check_unsupported(struct rm_image *m)
 
 /*
  * DetachChildRequest: a clone leaves its parent's list of children --
- * clone v2 (op feature CLONE_CHILD): child_detach on the parent's header;
- * clone v1: remove_child on rbd_children in the clone's pool.  Already
- * detached (ENOENT) is fine.  Not done: librbd also removes the parent's
- * snapshot when it sits in the trash and this was its last child.
+ * clone v2 (op feature CLONE_CHILD): child_detach on the parent's header,
+ * then the parent's snapshot goes if it sits in the trash namespace and
+ * this was its last child; clone v1: remove_child on rbd_children in the
+ * clone's pool.  Already detached (ENOENT) is fine.
  */
 static int detach_child(struct rm_image *m, const char *ns)
 {
@@ -252,6 +287,9 @@ static int detach_child(struct rm_image *m, const char *ns)
 		r = n < 0 ? (int)n
 			  : rbdl_cls_write(pio, oid, "rbd", "child_detach", in,
 					   (size_t)n);
+		if (r == 0 || r == -ENOENT)
+			rbdl_maint_remove_trashed_parent_snap(pio, ps.image_id,
+							      ps.snap_id);
 	} else {
 		/* A v1 clone was registered in the rbd_children of its
 		 * own pool and namespace (librbd: the child's md_ctx). */
@@ -424,6 +462,14 @@ static int remove_by_id(rados_ioctx_t io, const char *name, char *id,
 	r = check_unsupported(&m);
 	if (r < 0)
 		goto out;
+	if (m.ntrash) {
+		r = rbdl_maint_prune_trash_snaps(io, id, m.trash_snaps,
+						 m.ntrash);
+		if (r == -ECHILD)
+			r = -ENOTEMPTY;	/* as librbd's RemoveRequest */
+		if (r < 0)
+			goto out;
+	}
 	r = rbdl_ioctx_dup(rados_ioctx_get_cluster(io),
 		       m.data_pool >= 0 ? m.data_pool : rados_ioctx_get_id(io),
 		       ns, &m.dio);
@@ -483,6 +529,7 @@ drop_names:
 			r = 0;
 	}
 out:
+	free(m.trash_snaps);
 	free(m.prefix);
 	return r;
 }

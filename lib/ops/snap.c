@@ -399,6 +399,27 @@ void rbdl_maint_remove_trashed_parent_snap(rados_ioctx_t pio, const char *pid,
 			 " not removed (%d)", pid, psnap, r);
 }
 
+int rbdl_maint_prune_trash_snaps(rados_ioctx_t io, const char *id,
+				 const uint64_t *ids, uint32_t n)
+{
+	struct rbdl_handle *h;
+	int ret = 0, r = rbdl_image_open(io, NULL, id, NULL, false, &h);
+
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < n; i++) {
+		r = rbdl_maint_snap_remove_id(h->img, ids[i]);
+		if (r == -EBUSY) {
+			ret = -ECHILD;	/* an attached child: skipped */
+		} else if (r < 0 && r != -ENOENT) {
+			ret = r;
+			break;
+		}
+	}
+	rbdl_image_close(h);
+	return ret;
+}
+
 /*
  * SnapshotRemoveRequest::detach_child: a snapshot of a clone whose HEAD no
  * longer has the parent (flattened without deep-flatten) and which is the
@@ -486,9 +507,64 @@ out:
 }
 
 /*
+ * SnapshotRemoveRequest::detach_stale_child: clone v2 children of the
+ * snapshot whose pool no longer exists are detached from it; *children is
+ * what is left attached.
+ */
+static int detach_stale_children(struct rbdl_image *img, uint64_t snap_id,
+				 uint32_t *children)
+{
+	struct rbdl_child_spec *v = NULL;
+	uint32_t n = 0, left = 0;
+	uint8_t in[1024];
+	size_t len;
+	char *out;
+	long m;
+	int r = rbdl_cls_read_arg_u64(img->md_io, img->header_oid,
+				      "children_list", snap_id, &out, &len);
+
+	if (r == -ENOENT)
+		r = 0, len = 0, out = NULL;
+	if (r < 0)
+		return r;
+	if (out) {
+		r = rbdl_decode_child_specs(out, len, &v, &n);
+		rados_buffer_free(out);
+		if (r < 0)
+			return r;
+	}
+	for (uint32_t i = 0; i < n && r == 0; i++) {
+		rados_ioctx_t cio;
+
+		r = rbdl_ioctx_dup(img->cluster, v[i].pool_id, v[i].pool_ns,
+				   &cio);
+		if (r == 0) {
+			rados_ioctx_destroy(cio);
+			left++;
+			continue;
+		}
+		if (r != -ENOENT)
+			break;
+		m = rbdl_encode_child_detach(in, sizeof(in), snap_id,
+					     v[i].pool_id, v[i].image_id,
+					     v[i].pool_ns);
+		r = m < 0 ? (int)m
+			  : rbdl_maint_hdr_write(img, "child_detach", in,
+						 (size_t)m);
+		if (r == -ENOENT)
+			r = 0;
+	}
+	rbdl_child_specs_free(v, n);
+	if (r == 0)
+		*children = left;
+	return r;
+}
+
+/*
  * SnapshotRemoveRequest for snapshot snap_id of any namespace: protected
  * (not merely unprotecting) -> -EBUSY; snapshot_trash_add (skipped for a
- * trash snapshot); the last reference to a parent the HEAD no longer has
+ * trash snapshot); clone v2 children in pools that are gone are detached;
+ * the last reference to a parent the HEAD no longer has
  * detaches the image from it (detach_last_ref); with clone v2 children attached it stays in the trash
  * namespace (success if we put it there, -EBUSY if it was there already);
  * otherwise its object map goes (fast-diff: folded into the next), the
@@ -540,6 +616,11 @@ int rbdl_maint_snap_remove_id(struct rbdl_image *img, uint64_t snap_id)
 	uint32_t children = si.child_count;
 
 	rbdl_snap_info_free(&si);
+	if (children) {
+		r = detach_stale_children(img, snap_id, &children);
+		if (r < 0)
+			goto out;
+	}
 	r = detach_last_ref(img, snap_id);
 	if (r < 0)
 		goto out;

@@ -273,6 +273,49 @@ void rbdl_snap_info_free(struct rbdl_snap_info *s)
 	s->name = NULL;
 }
 
+int rbdl_decode_child_specs(const void *buf, size_t len,
+			    struct rbdl_child_spec **v, uint32_t *n)
+{
+	struct rbdl_dec d;
+	struct rbdl_child_spec *a = NULL;
+	uint32_t cnt, i = 0;
+
+	rbdl_dec_init(&d, buf, len);
+	cnt = rbdl_dec_u32(&d);
+	/* Each entry takes at least 22 bytes: a count past that is bogus. */
+	if (!d.err && cnt && (uint64_t)cnt * 22 > len)
+		d.err = -EBADMSG;
+	if (!d.err && cnt && !(a = calloc(cnt, sizeof(*a))))
+		return -ENOMEM;
+	for (; i < cnt && !d.err; i++) {
+		const uint8_t *outer;
+
+		rbdl_dec_enter(&d, 2, &outer);
+		a[i].pool_id = rbdl_to_s64(rbdl_dec_u64(&d));
+		a[i].image_id = rbdl_dec_strdup(&d);
+		a[i].pool_ns = rbdl_dec_strdup(&d);
+		rbdl_dec_leave(&d, outer);
+		if (!a[i].image_id || !a[i].pool_ns)
+			d.err = -EBADMSG;
+	}
+	if (d.err) {
+		rbdl_child_specs_free(a, i);
+		return -EBADMSG;
+	}
+	*v = a;
+	*n = cnt;
+	return 0;
+}
+
+void rbdl_child_specs_free(struct rbdl_child_spec *v, uint32_t n)
+{
+	for (uint32_t i = 0; v && i < n; i++) {
+		free(v[i].image_id);
+		free(v[i].pool_ns);
+	}
+	free(v);
+}
+
 /* ---- image creation, removal and listing ---------------------------------- */
 
 long rbdl_encode_create_image(void *buf, size_t cap, uint64_t size,

@@ -98,6 +98,18 @@ int rbdl_decode_snapshot_info(const void *buf, size_t len,
 			      struct rbdl_snap_info *out);
 void rbdl_snap_info_free(struct rbdl_snap_info *s);
 
+/* children_list reply (set<ChildImageSpec>): the clone v2 children of a
+ * snapshot.  *v is malloc'ed (NULL when empty); free with
+ * rbdl_child_specs_free.  -EBADMSG if malformed. */
+struct rbdl_child_spec {
+	int64_t pool_id;
+	char *image_id;		/* malloc'ed */
+	char *pool_ns;		/* malloc'ed */
+};
+int rbdl_decode_child_specs(const void *buf, size_t len,
+			    struct rbdl_child_spec **v, uint32_t *n);
+void rbdl_child_specs_free(struct rbdl_child_spec *v, uint32_t n);
+
 /* ---- image creation, removal and listing (cls "rbd") -------------------- */
 /* Encoders return the encoded length or a negative error (-ERANGE when cap
  * is too small). */

@@ -1535,6 +1535,27 @@ def s_mirror(x):
             _post=lambda l: [p for p in l if p.get('site_name', '').startswith(x.prefix)])
     t.c('RBD.mirror_peer_get_attributes', r.mirror_peer_get_attributes, io0, 'nosuch')
     t.c('RBD.mirror_peer_set_client', r.mirror_peer_set_client, io0, 'nosuch', 'client.x')
+    # removal of snapshot-mirrored images: their mirror snapshots do not
+    # refuse it; a demoted one is refused (until promoted again)
+    f = M.RBD_FEATURE_LAYERING | M.RBD_FEATURE_EXCLUSIVE_LOCK
+    for n in ('mi3', 'mi4'):
+        t.c('RBD.create', r.create, io, n, 8 * MiB, features=f)
+        m = x.open('M', n)
+        if not m:
+            continue
+        t.c('M.mirror_image_enable', m.mirror_image_enable, M.RBD_MIRROR_IMAGE_MODE_SNAPSHOT)
+        if n == 'mi4':
+            t.c('M.mirror_image_demote', m.mirror_image_demote)
+        t.c('M.list_snaps', lambda: [s['namespace'] for s in m.list_snaps()])
+        x.close(m)
+        t.c('RBD.remove', r.remove, io, n)
+        if n == 'mi4':
+            m = x.open('M', n)
+            if m:
+                t.c('M.mirror_image_promote', m.mirror_image_promote, False)
+                x.close(m)
+            t.c('RBD.remove', r.remove, io, n)
+    t.c('RBD.list', r.list, io)
     if a:
         t.c('A.mirror_image_enable', a.mirror_image_enable, M.RBD_MIRROR_IMAGE_MODE_SNAPSHOT)
         t.c('A.mirror_image_enable', a.mirror_image_enable, M.RBD_MIRROR_IMAGE_MODE_SNAPSHOT)
@@ -2081,6 +2102,120 @@ def s_lockpolicy(x):
     t.c('RBD.remove', r.remove, io, 'k2')
 
 
+def child_detach_raw(io, parent_id, snap_id, child_id, ns):
+    """cls rbd child_detach on the parent's header: the snapshot loses
+    a child without the child knowing (as a crashed removal leaves it)."""
+    def enc(s):
+        b = s.encode()
+        return struct.pack('<I', len(b)) + b
+    spec = struct.pack('<q', io.get_pool_id()) + enc(child_id) + enc(ns)
+    body = struct.pack('<BBI', 2, 1, len(spec)) + spec
+    return io.execute('rbd_header.' + parent_id, 'rbd', 'child_detach',
+                      struct.pack('<Q', snap_id) + body)[0]
+
+
+def s_removal(x):
+    """what removals and snapshot removals take with them: the last clone
+    v2 child of a snapshot in the trash removes it (child removed or
+    flattened); rbd_remove prunes trash snapshots without children (one
+    with a child attached refuses it, ImageHasSnapshots); a snapshot
+    removal detaches children whose pool was deleted, and list_children2
+    and list_descendants report what is left."""
+    t, r, io = x.t, x.r, x.io
+    x.cluster.conf_set('rbd_default_clone_format', '2')
+    f = rbd.RBD_FEATURE_LAYERING
+
+    def snaps(img):
+        return [(s['namespace'], s['name'] if s['namespace'] == 0 else '')
+                for s in img.list_snaps()]
+    t.c('RBD.create', r.create, io, 'p1', 8 * MiB, features=f)
+    p = x.open('P', 'p1')
+    if not p:
+        return
+    t.c('P.create_snap', p.create_snap, 's')
+    for c in ('c1', 'c2', 'c3'):
+        t.c('RBD.clone', r.clone, io, 'p1', 's', io, c, features=f)
+    t.c('P.remove_snap', p.remove_snap, 's')
+    t.c('P.snaps', snaps, p)
+    t.c('RBD.remove(c1)', r.remove, io, 'c1')
+    t.c('P.snaps', snaps, p)
+    c = x.open('C2', 'c2')
+    if c:
+        t.c('C2.flatten', c.flatten)
+        x.close(c)
+    t.c('P.snaps', snaps, p)
+    t.c('RBD.remove(c3: the last child)', r.remove, io, 'c3')
+    t.c('P.snaps', snaps, p)
+    t.c('P.create_snap', p.create_snap, 't')
+    t.c('RBD.clone', r.clone, io, 'p1', 't', io, 'c4', features=f)
+    t.c('P.remove_snap', p.remove_snap, 't')
+    c = x.open('C4', 'c4')
+    if c:
+        t.c('C4.flatten(the last child)', c.flatten)
+        x.close(c)
+    t.c('P.snaps', snaps, p)
+    t.c('P.create_snap', p.create_snap, 'u')
+    t.c('P.create_snap', p.create_snap, 'v')
+    t.c('RBD.clone', r.clone, io, 'p1', 'u', io, 'c5', features=f)
+    t.c('P.remove_snap', p.remove_snap, 'u')
+    t.c('P.remove_snap', p.remove_snap, 'v')
+    x.close(p)
+    t.c('RBD.remove(trash snapshot with a child)', r.remove, io, 'p1')
+    p = x.open('P', 'p1')
+    if not p:
+        return
+    t.c('P.snaps', snaps, p)
+    sid = ([s['id'] for s in p.list_snaps()] or [0])[0]
+    pid = p.id()
+    x.close(p)
+    c = x.open('C5', 'c5')
+    cid = c.id() if c else ''
+    x.close(c)
+    t.c('child_detach(raw)', child_detach_raw, io, V(pid), V(sid), V(cid), x.ns)
+    t.c('RBD.remove(trash snapshot, no child)', r.remove, io, 'p1')
+    t.c('RBD.remove(c5)', r.remove, io, 'c5')
+    t.c('RBD.remove(c2)', r.remove, io, 'c2')
+
+    # children in a pool that is deleted
+    pools = ['%s-rm%d' % (x.prefix, i) for i in (1, 2)]
+    for pn in pools:
+        t.c('Rados.create_pool', x.cluster.create_pool, V(pn))
+    ios = [x.cluster.open_ioctx(pn) for pn in pools]
+    for i in ios:
+        t.c('RBD.pool_init', r.pool_init, i, True)
+    label = {pools[0]: 'POOL1', pools[1]: 'POOL2'}
+
+    def kids(l):
+        return sorted((label.get(k['pool'], k['pool']), k['image'], k['trash'])
+                      for k in l)
+    t.c('RBD.create', r.create, ios[0], 'par', 4 * MiB, features=f)
+    p = x.open('P', 'par', io=ios[0])
+    if not p:
+        return
+    t.c('P.create_snap', p.create_snap, 'snap1')
+    t.c('P.create_snap', p.create_snap, 'snap2')
+    t.c('RBD.clone', r.clone, ios[0], 'par', 'snap1', ios[1], 'child1', features=f)
+    t.c('RBD.clone', r.clone, ios[0], 'par', 'snap2', ios[0], 'child2', features=f)
+    t.c('RBD.clone', r.clone, ios[0], 'par', 'snap2', ios[1], 'child3', features=f)
+    t.c('P.list_children2', p.list_children2, _post=kids)
+    ios[1].close()
+    t.c('Rados.delete_pool', x.cluster.delete_pool, V(pools[1]))
+    x.cluster.wait_for_latest_osdmap()
+    for step in ('snap1', 'child2', 'snap2'):
+        t.c('P.list_children2', p.list_children2, _post=kids)
+        t.c('P.list_descendants', p.list_descendants, _post=kids)
+        if step == 'child2':
+            t.c('RBD.remove', r.remove, ios[0], 'child2')
+        else:
+            t.c('P.remove_snap', p.remove_snap, step)
+        t.c('P.snaps', snaps, p)
+    t.c('P.list_children2', p.list_children2, _post=kids)
+    x.close(p)
+    t.c('RBD.remove', r.remove, ios[0], 'par')
+    ios[0].close()
+    t.c('Rados.delete_pool', x.cluster.delete_pool, V(pools[0]))
+
+
 def s_final(x):
     """what the section left in its namespace (nothing)."""
     t, r, io = x.t, x.r, x.io
@@ -2178,6 +2313,7 @@ SECTIONS = [
     ('flags', s_flags),
     ('snapgone', s_snapgone),
     ('lockpolicy', s_lockpolicy),
+    ('removal', s_removal),
     ('metadata', s_metadata),
     ('locks', s_locks),
     ('trash', s_trash),

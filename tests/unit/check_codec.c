@@ -675,6 +675,42 @@ START_TEST(test_parent_overlap)
 }
 END_TEST
 
+START_TEST(test_child_specs)
+{
+	uint8_t raw[160];
+	struct rbdl_child_spec *v = NULL;
+	uint32_t n = 99;
+	size_t len;
+
+	/* set<ChildImageSpec> of two: (pool 2, "ab", ""), (pool 3, "c",
+	 * "ns"). */
+	len = unhex("02000000 "
+		    "020112000000 0200000000000000 02000000\"ab\" 00000000 "
+		    "020113000000 0300000000000000 01000000\"c\" "
+		    "02000000\"ns\"", raw, sizeof(raw));
+	ck_assert_int_eq(rbdl_decode_child_specs(raw, len, &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(v[0].pool_id, 2);
+	ck_assert_str_eq(v[0].image_id, "ab");
+	ck_assert_str_eq(v[0].pool_ns, "");
+	ck_assert_int_eq(v[1].pool_id, 3);
+	ck_assert_str_eq(v[1].image_id, "c");
+	ck_assert_str_eq(v[1].pool_ns, "ns");
+	rbdl_child_specs_free(v, n);
+
+	/* Empty; truncated; a count no reply could hold. */
+	len = unhex("00000000", raw, sizeof(raw));
+	ck_assert_int_eq(rbdl_decode_child_specs(raw, len, &v, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(v);
+	len = unhex("01000000 020112000000 0200000000000000 02000000 61",
+		    raw, sizeof(raw));
+	ck_assert_int_eq(rbdl_decode_child_specs(raw, len, &v, &n), -EBADMSG);
+	len = unhex("ffffffff 020112000000", raw, sizeof(raw));
+	ck_assert_int_eq(rbdl_decode_child_specs(raw, len, &v, &n), -EBADMSG);
+}
+END_TEST
+
 START_TEST(test_snapshot_get)
 {
 	uint8_t raw[160];
@@ -1805,6 +1841,7 @@ static Suite *codec_suite(void)
 	tcase_add_test(tc, test_parent_get);
 	tcase_add_test(tc, test_parent_overlap);
 	tcase_add_test(tc, test_snapshot_get);
+	tcase_add_test(tc, test_child_specs);
 	tcase_add_test(tc, test_lock_encoders);
 	tcase_add_test(tc, test_lock_info_held);
 	tcase_add_test(tc, test_lock_info_objmap);
