@@ -519,9 +519,15 @@ int rbdl_op_create(rados_ioctx_t io, const char *name, uint64_t size,
 
 	if (format == 1) {
 		/* librbd refuses format 1 unless RBD_FORCE_ALLOW_V1 is set
-		 * (without storing the order back); librbdlite cannot make
-		 * format 1 images at all. */
-		r = getenv("RBD_FORCE_ALLOW_V1") ? -EOPNOTSUPP : -EINVAL;
+		 * (without storing the order back); with it, the system's
+		 * librbd makes the image (librbdlite writes no format 1
+		 * headers). */
+		r = -EINVAL;
+		if (getenv("RBD_FORCE_ALLOW_V1")) {
+			r = -EOPNOTSUPP;
+			if (need_real)
+				*need_real = true;
+		}
 		goto out_io;
 	}
 	r = create_request(cio, name, size, opts, &cf, ns, NULL, need_real);

@@ -609,9 +609,13 @@ int rbdl_op_remove_prog(rados_ioctx_t io, const char *name,
 			uint64_t psize;
 			time_t pmtime;
 
+			/* format 1: the system's librbd removes it */
 			rbdl_oid_v1_header(oid, sizeof(oid), name);
-			if (rados_stat(mio, oid, &psize, &pmtime) == 0)
+			if (rados_stat(mio, oid, &psize, &pmtime) == 0) {
 				r = -EOPNOTSUPP;
+				if (need_real)
+					*need_real = true;
+			}
 			goto out;
 		}
 	}

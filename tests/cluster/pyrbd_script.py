@@ -2216,6 +2216,29 @@ def s_removal(x):
     t.c('Rados.delete_pool', x.cluster.delete_pool, V(pools[0]))
 
 
+def s_format1(x):
+    """format 1 images: refused without RBD_FORCE_ALLOW_V1
+    (InvalidArgument), made (by the system's librbd under librbdlite),
+    listed, opened and removed with it."""
+    t, r, io0 = x.t, x.r, x.io0
+    x.cluster.conf_set('rbd_default_format', '1')
+    name = x.prefix + '-f1'
+    os.environ.pop('RBD_FORCE_ALLOW_V1', None)
+    # old_format: rbd_create, whose format is rbd_default_format's
+    t.c('RBD.create', r.create, io0, V(name), 4 * MiB, old_format=True)
+    os.environ['RBD_FORCE_ALLOW_V1'] = '1'
+    t.c('RBD.create', r.create, io0, V(name), 4 * MiB, old_format=True)
+    t.c('RBD.create(again)', r.create, io0, V(name), 4 * MiB, old_format=True)
+    t.c('RBD.list', lambda: [n for n in r.list(io0) if n == name])
+    a = x.open('A', V(name), io=io0)
+    if a:
+        t.c('A.old_format', a.old_format)
+        t.c('A.size', a.size)
+        x.close(a)
+    t.c('RBD.remove', r.remove, io0, V(name))
+    t.c('RBD.list', lambda: [n for n in r.list(io0) if n == name])
+
+
 def s_final(x):
     """what the section left in its namespace (nothing)."""
     t, r, io = x.t, x.r, x.io
@@ -2314,6 +2337,7 @@ SECTIONS = [
     ('snapgone', s_snapgone),
     ('lockpolicy', s_lockpolicy),
     ('removal', s_removal),
+    ('format1', s_format1),
     ('metadata', s_metadata),
     ('locks', s_locks),
     ('trash', s_trash),
