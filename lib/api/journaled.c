@@ -184,6 +184,22 @@ static void j_done_readv(rbd_completion_t rc, void *arg)
 	j_done(rc, c);
 }
 
+/* A compare-and-write without a mismatch offset: librbd stores it
+ * unconditionally, so it gets one of these until it completes. */
+struct j_caw {
+	struct rbdl_comp *c;
+	uint64_t mismatch_off;
+};
+
+static void j_done_caw(rbd_completion_t rc, void *arg)
+{
+	struct j_caw *jc = arg;
+	struct rbdl_comp *c = jc->c;
+
+	free(jc);
+	j_done(rc, c);
+}
+
 static int j_start(rbd_image_t h, const struct rbdl_io_args *a,
 		   rbd_completion_t rc)
 {
@@ -223,6 +239,8 @@ static int j_start(rbd_image_t h, const struct rbdl_io_args *a,
  */
 static ssize_t j_sync(rbd_image_t h, const struct rbdl_io_args *a)
 {
+	uint64_t moff;
+
 	switch (a->op) {
 	case RBDL_OP_READ:
 		return J.s_read2(h, a->off, a->len, a->buf, a->op_flags);
@@ -238,7 +256,9 @@ static ssize_t j_sync(rbd_image_t h, const struct rbdl_io_args *a)
 				     a->op_flags);
 	case RBDL_OP_CAW:
 		return J.s_compare_and_write(h, a->off, a->len, a->cmp,
-					     a->buf, a->mismatch_off,
+					     a->buf,
+					     a->mismatch_off ? a->mismatch_off
+							     : &moff,
 					     a->op_flags);
 	case RBDL_OP_FLUSH:
 		return J.s_flush(h);
@@ -264,17 +284,16 @@ static ssize_t j_sync(rbd_image_t h, const struct rbdl_io_args *a)
  *     (from past the end librbd answers -EINVAL before it adds);
  *   - a zero-length compare-and-write aborts librbd: it completes here
  *     with 0, as on any writable image.
- * Returns false for a request answered here.
+ * (journaled.h)
  */
-static bool j_sanitize(struct rbdl_image *img, struct rbdl_comp *c,
-		       struct rbdl_io_args *t, struct iovec **cut)
+int rbdl_real_io_sanitize(uint64_t size, struct rbdl_io_args *t,
+			  struct iovec **cut, ssize_t *rval)
 {
-	uint64_t size = atomic_load_explicit(&img->size, memory_order_acquire);
 	int r = 0;
 
 	*cut = NULL;
 	if (t->op == RBDL_OP_FLUSH)
-		return true;
+		return 1;
 	if (t->op == RBDL_OP_CAW && t->len == 0)
 		goto answered;
 	if (t->op == RBDL_OP_WRITE && t->len && t->off >= size) {
@@ -308,9 +327,21 @@ static bool j_sanitize(struct rbdl_image *img, struct rbdl_comp *c,
 		if (t->op == RBDL_OP_WRITESAME)
 			t->len -= t->len % t->data_len;
 	}
-	return true;
+	return 1;
 answered:
-	rbdl_comp_complete_deferred(c, r, img->defer_io);
+	*rval = r;
+	return 0;
+}
+
+static bool j_sanitize(struct rbdl_image *img, struct rbdl_comp *c,
+		       struct rbdl_io_args *t, struct iovec **cut)
+{
+	uint64_t size = atomic_load_explicit(&img->size, memory_order_acquire);
+	ssize_t v;
+
+	if (rbdl_real_io_sanitize(size, t, cut, &v))
+		return true;
+	rbdl_comp_complete_deferred(c, v, img->defer_io);
 	return false;
 }
 
@@ -319,7 +350,6 @@ answered:
 static int j_run(struct rbdl_image *img, struct rbdl_comp *c,
 		 const struct rbdl_io_args *a)
 {
-	rbd_completion_t rc;
 	rbd_image_t h;
 	int r = -EROFS;
 
@@ -339,6 +369,24 @@ static int j_run(struct rbdl_image *img, struct rbdl_comp *c,
 		rbdl_comp_complete_deferred(c, j_sync(h, a), img->defer_io);
 		return 0;
 	}
+	return rbdl_real_io_aio(h, c, a);
+}
+
+ssize_t rbdl_real_io_sync(rbd_image_t h, const struct rbdl_io_args *a)
+{
+	pthread_once(&j_once, j_resolve);
+	return J.ok ? j_sync(h, a) : -EOPNOTSUPP;
+}
+
+int rbdl_real_io_aio(rbd_image_t h, struct rbdl_comp *c,
+		     const struct rbdl_io_args *a)
+{
+	rbd_completion_t rc;
+	int r;
+
+	pthread_once(&j_once, j_resolve);
+	if (!J.ok)
+		return -EOPNOTSUPP;
 	if (a->op == RBDL_OP_READ && a->iov) {
 		struct j_readv *jr = malloc(sizeof(*jr) + (size_t)a->iovcnt *
 							  sizeof(jr->iov[0]));
@@ -357,6 +405,24 @@ static int j_run(struct rbdl_image *img, struct rbdl_comp *c,
 			J.release(rc);
 		}
 		free(jr);
+		return r;
+	}
+	if (a->op == RBDL_OP_CAW && !a->mismatch_off) {
+		struct j_caw *jc = malloc(sizeof(*jc));
+		struct rbdl_io_args t = *a;
+
+		if (!jc)
+			return -ENOMEM;
+		jc->c = c;
+		t.mismatch_off = &jc->mismatch_off;
+		r = J.create_completion(jc, j_done_caw, &rc);
+		if (r == 0) {
+			r = j_start(h, &t, rc);
+			if (r >= 0)
+				return 0;
+			J.release(rc);
+		}
+		free(jc);
 		return r;
 	}
 	r = J.create_completion(c, j_done, &rc);

@@ -19,6 +19,8 @@
 #define RBDL_API_JOURNALED_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "api/real.h"
 
@@ -55,5 +57,28 @@ int rbdl_journal_route(struct rbdl_image *img, bool any_view,
 	RBDL_ON_JOURNAL_(false, fn, img __VA_OPT__(, ) __VA_ARGS__)
 #define RBDL_ON_JOURNAL_ANY_VIEW(fn, img, ...)                           \
 	RBDL_ON_JOURNAL_(true, fn, img __VA_OPT__(, ) __VA_ARGS__)
+
+/*
+ * Running librbdlite's I/O requests on a real librbd handle, shared by a
+ * journaled image's I/O and the images the system's librbd serves whole
+ * (api/whole.h).
+ *
+ * rbdl_real_io_sanitize: make t safe for librbd on an image of size bytes
+ * (see journaled.c); 1 to run it, 0 when it is answered here with *rval.
+ * *cut, if set, is a cut copy of a writev's iovec array, to free once
+ * librbd has taken the data.
+ * rbdl_real_io_aio: start (sanitized) a on real handle h for our armed
+ * completion c, which the real completion's callback completes; 0, or a
+ * negative errno to complete c with (c is then not used).
+ * rbdl_real_io_sync: the real synchronous call; its value.
+ */
+struct rbdl_comp;
+struct rbdl_io_args;
+struct iovec;
+int rbdl_real_io_sanitize(uint64_t size, struct rbdl_io_args *t,
+			  struct iovec **cut, ssize_t *rval);
+int rbdl_real_io_aio(rbd_image_t h, struct rbdl_comp *c,
+		     const struct rbdl_io_args *a);
+ssize_t rbdl_real_io_sync(rbd_image_t h, const struct rbdl_io_args *a);
 
 #endif /* RBDL_API_JOURNALED_H */

@@ -22,6 +22,7 @@
 #include "rbdlite.h"
 
 #include "api/journaled.h"
+#include "api/whole.h"
 #include "core/completion.h"
 #include "image/state.h"
 #include "core/internal.h"
@@ -101,7 +102,12 @@ static int aio_submit(rbd_image_t image, rbd_completion_t c,
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	struct rbdl_comp *comp = rbdl_comp_from_user(c);
 
-	if (!img || !comp)
+	if (__builtin_expect(!img, 0)) {
+		struct rbdl_whole *w = rbdl_whole_from_user(image);
+
+		return w && comp ? rbdl_whole_io(w, comp, a) : -EINVAL;
+	}
+	if (!comp)
 		return -EINVAL;
 	return rbdl_io_submit(img, comp, a);
 }
@@ -286,8 +292,11 @@ static ssize_t sync_io(rbd_image_t image, struct rbdl_io_args *a)
 {
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
-	if (!img)
-		return -EINVAL;
+	if (__builtin_expect(!img, 0)) {
+		struct rbdl_whole *w = rbdl_whole_from_user(image);
+
+		return w ? rbdl_whole_io_sync(w, a) : -EINVAL;
+	}
 	return rbdl_io_sync(img, a);
 }
 
@@ -374,6 +383,7 @@ RBDL_API int rbd_flush(rbd_image_t image)
 
 RBDL_API int rbd_invalidate_cache(rbd_image_t image)
 {
+	RBDL_ON_WHOLE(rbd_invalidate_cache, image);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	rbd_image_t real;
 
@@ -393,24 +403,36 @@ RBDL_API int rbd_invalidate_cache(rbd_image_t image)
 
 /* ---- event notification -------------------------------------------------- */
 
-RBDL_API int rbd_set_image_notification(rbd_image_t image, int fd, int type)
+/* The delivery behind a handle: an image's, or a whole handle's (whose
+ * completions are ours too, api/whole.h); NULL for a bad handle. */
+static struct rbdl_delivery *delivery_of(rbd_image_t image)
 {
 	struct rbdl_image *img = rbdl_image_from_user(image);
+	struct rbdl_whole *w;
 
-	if (!img || fd < 0)
+	if (img)
+		return &img->dl;
+	w = rbdl_whole_from_user(image);
+	return w ? &w->dl : NULL;
+}
+
+RBDL_API int rbd_set_image_notification(rbd_image_t image, int fd, int type)
+{
+	struct rbdl_delivery *d = delivery_of(image);
+
+	if (!d || fd < 0)
 		return -EINVAL;
-	return rbdl_delivery_set_notification(&img->dl, fd, type);
+	return rbdl_delivery_set_notification(d, fd, type);
 }
 
 RBDL_API int rbd_poll_io_events(rbd_image_t image, rbd_completion_t *comps,
 				int numcomp)
 {
-	struct rbdl_image *img = rbdl_image_from_user(image);
+	struct rbdl_delivery *d = delivery_of(image);
 
-	if (!img || numcomp <= 0 || !comps)
+	if (!d || numcomp <= 0 || !comps)
 		return -EINVAL;
-	return rbdl_delivery_poll(&img->dl, (struct rbdl_comp **)comps,
-				  numcomp);
+	return rbdl_delivery_poll(d, (struct rbdl_comp **)comps, numcomp);
 }
 
 /* ---- librbdlite extensions ------------------------------------------------ */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "api/entry.h"
+#include "api/whole.h"
 #include "api/journaled.h"
 #include "core/internal.h"
 #include "image/refresh.h"
@@ -126,6 +127,7 @@ RBDL_API int rbd_clone3(rados_ioctx_t p_ioctx, const char *p_name,
  * read-only or snapshot opens, -EINVAL when the image has no parent. */
 RBDL_API int rbd_flatten(rbd_image_t image)
 {
+	RBDL_ON_WHOLE(rbd_flatten, image);
 	GET_IMAGE(img, image);
 	RBDL_ON_JOURNAL(rbd_flatten, img);
 	return rbdl_op_flatten(img, NULL, NULL);
@@ -136,6 +138,8 @@ RBDL_API int rbd_flatten(rbd_image_t image)
 RBDL_API int rbd_flatten_with_progress(rbd_image_t image,
 				       librbd_progress_fn_t cb, void *cbdata)
 {
+	RBDL_ON_WHOLE(rbd_flatten_with_progress, image, RBDL_REAL_PROGRESS(cb),
+		    cbdata);
 	GET_IMAGE(img, image);
 	RBDL_ON_JOURNAL(rbd_flatten_with_progress, img, RBDL_REAL_PROGRESS(cb),
 			cbdata);
@@ -164,6 +168,11 @@ RBDL_API ssize_t rbd_list_children(rbd_image_t image, char *pools,
 				   size_t *pools_len, char *images,
 				   size_t *images_len)
 {
+	if (rbdl_whole_from_user(image) &&
+	    (!pools_len || !images_len))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_list_children, image, pools, pools_len, images,
+		    images_len);
 	struct rbdl_child_list l;
 	size_t ptotal = 0, itotal = 0, n = 0;
 	char **pv, **iv;
@@ -246,6 +255,9 @@ RBDL_API ssize_t rbd_list_children(rbd_image_t image, char *pools,
 RBDL_API int rbd_list_children2(rbd_image_t image, rbd_child_info_t *children,
 				int *max_children)
 {
+	if (!max_children && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_list_children2, image, children, max_children);
 	struct rbdl_child_list l;
 	int r;
 
@@ -345,6 +357,9 @@ RBDL_API int rbd_list_children3(rbd_image_t image,
 				rbd_linked_image_spec_t *images,
 				size_t *max_images)
 {
+	if (!max_images && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_list_children3, image, images, max_images);
 	return list_specs(image, 1, images, max_images);
 }
 
@@ -353,6 +368,9 @@ RBDL_API int rbd_list_descendants(rbd_image_t image,
 				  rbd_linked_image_spec_t *images,
 				  size_t *max_images)
 {
+	if (!max_images && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_list_descendants, image, images, max_images);
 	return list_specs(image, -1, images, max_images);
 }
 
@@ -464,6 +482,8 @@ static int deep_copy(rbd_image_t image, rados_ioctx_t dest_io,
 RBDL_API int rbd_deep_copy(rbd_image_t src, rados_ioctx_t dest_io_ctx,
 			   const char *destname, rbd_image_options_t dest_opts)
 {
+	RBDL_ON_WHOLE_OPTS(rbd_deep_copy, src, dest_opts, dest_io_ctx,
+		    destname, WHOLE_OPTS);
 	return deep_copy(src, dest_io_ctx, destname, dest_opts, NULL, NULL);
 }
 
@@ -478,12 +498,61 @@ RBDL_API int rbd_deep_copy_with_progress(rbd_image_t image,
 					 rbd_image_options_t dest_opts,
 					 librbd_progress_fn_t cb, void *cbdata)
 {
+	RBDL_ON_WHOLE_OPTS(rbd_deep_copy_with_progress, image, dest_opts,
+		    dest_io_ctx, destname, WHOLE_OPTS, RBDL_REAL_PROGRESS(cb),
+		    cbdata);
 	return deep_copy(image, dest_io_ctx, destname, dest_opts, cb, cbdata);
+}
+
+/* The real handle for a copy's side: a whole handle's own, or a
+ * short-lived one of our image (*ours set, rbdl_real_image_close). */
+static int copy_side(rbd_image_t p, rbd_image_t *real, struct rbdl_image **ours)
+{
+	struct rbdl_whole *w = rbdl_whole_from_user(p);
+
+	*ours = NULL;
+	if (w) {
+		*real = w->real;
+		return 0;
+	}
+	*ours = rbdl_image_from_user(p);
+	if (!*ours)
+		return -EINVAL;
+	return rbdl_real_image_open(*ours, "rbd_copy_with_progress2", real);
+}
+
+/* A copy with a side the system's librbd serves whole (api/whole.h): the
+ * real librbd's copy, on a real handle of the other side too. */
+static int copy_into_real(rbd_image_t srcp, rbd_image_t destp,
+			  librbd_progress_fn_t cb, void *arg)
+{
+	__typeof__(&rbd_copy_with_progress2) real =
+		RBDL_REAL_FN(rbd_copy_with_progress2);
+	struct rbdl_image *s_img, *d_img;
+	rbd_image_t s, d;
+	int r;
+
+	if (!real)
+		return -EOPNOTSUPP;
+	r = copy_side(srcp, &s, &s_img);
+	if (r < 0)
+		return r;
+	r = copy_side(destp, &d, &d_img);
+	if (r == 0) {
+		r = real(s, d, RBDL_REAL_PROGRESS(cb), arg);
+		if (d_img)
+			rbdl_real_image_close(d_img, d);
+	}
+	if (s_img)
+		rbdl_real_image_close(s_img, s);
+	return r;
 }
 
 static int copy_into(rbd_image_t srcp, rbd_image_t destp,
 		     librbd_progress_fn_t cb, void *arg)
 {
+	if (rbdl_whole_from_user(srcp) || rbdl_whole_from_user(destp))
+		return copy_into_real(srcp, destp, cb, arg);
 	GET_IMAGE(src, srcp);
 	GET_IMAGE(dest, destp);
 	return rbdl_op_copy_to(src, dest, 0, cb, arg);
@@ -498,6 +567,7 @@ static int copy_into(rbd_image_t srcp, rbd_image_t destp,
 RBDL_API int rbd_copy(rbd_image_t image, rados_ioctx_t dest_io_ctx,
 		      const char *destname)
 {
+	RBDL_ON_WHOLE(rbd_copy, image, dest_io_ctx, destname);
 	return copy_new(image, dest_io_ctx, destname, NULL, 0, NULL, NULL);
 }
 
@@ -513,6 +583,8 @@ RBDL_API int rbd_copy2(rbd_image_t src, rbd_image_t dest)
 RBDL_API int rbd_copy3(rbd_image_t src, rados_ioctx_t dest_io_ctx,
 		       const char *destname, rbd_image_options_t dest_opts)
 {
+	RBDL_ON_WHOLE_OPTS(rbd_copy3, src, dest_opts, dest_io_ctx, destname,
+		    WHOLE_OPTS);
 	if (!dest_opts)
 		return -EINVAL;
 	return copy_new(src, dest_io_ctx, destname, dest_opts, 0, NULL, NULL);
@@ -524,6 +596,8 @@ RBDL_API int rbd_copy4(rbd_image_t src, rados_ioctx_t dest_io_ctx,
 		       const char *destname, rbd_image_options_t dest_opts,
 		       size_t sparse_size)
 {
+	RBDL_ON_WHOLE_OPTS(rbd_copy4, src, dest_opts, dest_io_ctx, destname,
+		    WHOLE_OPTS, sparse_size);
 	if (!dest_opts)
 		return -EINVAL;
 	return copy_new(src, dest_io_ctx, destname, dest_opts, sparse_size,
@@ -537,6 +611,8 @@ RBDL_API int rbd_copy_with_progress(rbd_image_t image, rados_ioctx_t dest_p,
 				    const char *destname,
 				    librbd_progress_fn_t cb, void *cbdata)
 {
+	RBDL_ON_WHOLE(rbd_copy_with_progress, image, dest_p, destname,
+		    RBDL_REAL_PROGRESS(cb), cbdata);
 	return copy_new(image, dest_p, destname, NULL, 0, cb, cbdata);
 }
 
@@ -553,6 +629,8 @@ RBDL_API int rbd_copy_with_progress3(rbd_image_t image, rados_ioctx_t dest_p,
 				     rbd_image_options_t dest_opts,
 				     librbd_progress_fn_t cb, void *cbdata)
 {
+	RBDL_ON_WHOLE_OPTS(rbd_copy_with_progress3, image, dest_opts, dest_p,
+		    destname, WHOLE_OPTS, RBDL_REAL_PROGRESS(cb), cbdata);
 	if (!dest_opts)
 		return -EINVAL;
 	return copy_new(image, dest_p, destname, dest_opts, 0, cb, cbdata);
@@ -565,6 +643,9 @@ RBDL_API int rbd_copy_with_progress4(rbd_image_t image, rados_ioctx_t dest_p,
 				     librbd_progress_fn_t cb, void *cbdata,
 				     size_t sparse_size)
 {
+	RBDL_ON_WHOLE_OPTS(rbd_copy_with_progress4, image, dest_opts, dest_p,
+		    destname, WHOLE_OPTS, RBDL_REAL_PROGRESS(cb), cbdata,
+		    sparse_size);
 	if (!dest_opts)
 		return -EINVAL;
 	return copy_new(image, dest_p, destname, dest_opts, sparse_size, cb,

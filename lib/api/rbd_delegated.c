@@ -31,6 +31,7 @@
 #include <stdlib.h>
 
 #include "api/real.h"
+#include "api/whole.h"
 #include "core/completion.h"
 #include "core/ctl.h"
 #include "core/internal.h"
@@ -211,6 +212,10 @@ RBDL_API void rbd_migration_status_cleanup( rbd_image_migration_status_t *status
 RBDL_API int rbd_get_migration_source_spec(rbd_image_t image, char* source_spec,
 					   size_t* max_len)
 {
+	if (!max_len && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_migration_source_spec, image, source_spec,
+		    max_len);
 	RBDL_FORWARD_IMAGE(rbd_get_migration_source_spec, image, source_spec, max_len);
 }
 
@@ -519,38 +524,47 @@ RBDL_API void rbd_mirror_image_info_list_cleanup( char **image_ids,
 
 RBDL_API int rbd_mirror_image_enable(rbd_image_t image)
 {
+	RBDL_ON_WHOLE(rbd_mirror_image_enable, image);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_enable, image);
 }
 
 RBDL_API int rbd_mirror_image_enable2(rbd_image_t image,
 				      rbd_mirror_image_mode_t mode)
 {
+	RBDL_ON_WHOLE(rbd_mirror_image_enable2, image, mode);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_enable2, image, mode);
 }
 
 RBDL_API int rbd_mirror_image_disable(rbd_image_t image, bool force)
 {
+	RBDL_ON_WHOLE(rbd_mirror_image_disable, image, force);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_disable, image, force);
 }
 
 RBDL_API int rbd_mirror_image_promote(rbd_image_t image, bool force)
 {
+	RBDL_ON_WHOLE(rbd_mirror_image_promote, image, force);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_promote, image, force);
 }
 
 RBDL_API int rbd_mirror_image_demote(rbd_image_t image)
 {
+	RBDL_ON_WHOLE(rbd_mirror_image_demote, image);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_demote, image);
 }
 
 RBDL_API int rbd_mirror_image_resync(rbd_image_t image)
 {
+	RBDL_ON_WHOLE(rbd_mirror_image_resync, image);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_resync, image);
 }
 
 RBDL_API int rbd_mirror_image_create_snapshot(rbd_image_t image,
 					      uint64_t *snap_id)
 {
+	if (!snap_id && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_mirror_image_create_snapshot, image, snap_id);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_create_snapshot, image, snap_id);
 }
 
@@ -558,6 +572,9 @@ RBDL_API int rbd_mirror_image_create_snapshot2(rbd_image_t image,
 					       uint32_t flags,
 					       uint64_t *snap_id)
 {
+	if (!snap_id && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_mirror_image_create_snapshot2, image, flags, snap_id);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_create_snapshot2, image, flags, snap_id);
 }
 
@@ -565,6 +582,10 @@ RBDL_API int rbd_mirror_image_get_info(rbd_image_t image,
 				       rbd_mirror_image_info_t *mirror_image_info,
 				       size_t info_size)
 {
+	if (!mirror_image_info && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_mirror_image_get_info, image, mirror_image_info,
+		    info_size);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_get_info, image, mirror_image_info,
 			   info_size);
 }
@@ -577,6 +598,9 @@ RBDL_API void rbd_mirror_image_get_info_cleanup( rbd_mirror_image_info_t *mirror
 RBDL_API int rbd_mirror_image_get_mode(rbd_image_t image,
 				       rbd_mirror_image_mode_t *mode)
 {
+	if (!mode && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_mirror_image_get_mode, image, mode);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_get_mode, image, mode);
 }
 
@@ -584,6 +608,10 @@ RBDL_API int rbd_mirror_image_get_global_status( rbd_image_t image,
 						rbd_mirror_image_global_status_t *mirror_image_global_status,
 						size_t status_size)
 {
+	if (!mirror_image_global_status && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_mirror_image_get_global_status, image,
+		    mirror_image_global_status, status_size);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_get_global_status, image,
 			   mirror_image_global_status, status_size);
 }
@@ -598,6 +626,10 @@ RBDL_API int rbd_mirror_image_get_status( rbd_image_t image,
 					 rbd_mirror_image_status_t *mirror_image_status,
 					 size_t status_size)
 {
+	if (!mirror_image_status && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_mirror_image_get_status, image, mirror_image_status,
+		    status_size);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_get_status, image, mirror_image_status,
 			   status_size);
 }
@@ -606,6 +638,10 @@ RBDL_API int rbd_mirror_image_get_instance_id(rbd_image_t image,
 					      char *instance_id,
 					      size_t *id_max_length)
 {
+	if (!id_max_length && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_mirror_image_get_instance_id, image, instance_id,
+		    id_max_length);
 	RBDL_FORWARD_IMAGE(rbd_mirror_image_get_instance_id, image, instance_id,
 			   id_max_length);
 }
@@ -708,12 +744,15 @@ static int mirror_aio_start(struct mirror_aio *tmpl, rbd_completion_t c)
 RBDL_API int rbd_aio_mirror_image_promote(rbd_image_t image, bool force,
 					  rbd_completion_t c)
 {
+	RBDL_ON_WHOLE_AIO(rbd_aio_mirror_image_promote, image, c, force,
+		    WHOLE_RC);
 	return mirror_aio_start(&(struct mirror_aio){ .op = MA_PROMOTE,
 				.image = image, .force = force }, c);
 }
 
 RBDL_API int rbd_aio_mirror_image_demote(rbd_image_t image, rbd_completion_t c)
 {
+	RBDL_ON_WHOLE_AIO(rbd_aio_mirror_image_demote, image, c, WHOLE_RC);
 	return mirror_aio_start(&(struct mirror_aio){ .op = MA_DEMOTE,
 				.image = image }, c);
 }
@@ -722,6 +761,10 @@ RBDL_API int rbd_aio_mirror_image_get_info(rbd_image_t image,
 					   rbd_mirror_image_info_t *mirror_image_info,
 					   size_t info_size, rbd_completion_t c)
 {
+	if (!mirror_image_info && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE_AIO(rbd_aio_mirror_image_get_info, image, c,
+		    mirror_image_info, info_size, WHOLE_RC);
 	return mirror_aio_start(&(struct mirror_aio){ .op = MA_GET_INFO,
 				.image = image, .out = mirror_image_info,
 				.size = info_size }, c);
@@ -731,6 +774,10 @@ RBDL_API int rbd_aio_mirror_image_get_mode(rbd_image_t image,
 					   rbd_mirror_image_mode_t *mode,
 					   rbd_completion_t c)
 {
+	if (!mode && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE_AIO(rbd_aio_mirror_image_get_mode, image, c, mode,
+		    WHOLE_RC);
 	return mirror_aio_start(&(struct mirror_aio){ .op = MA_GET_MODE,
 				.image = image, .out = mode }, c);
 }
@@ -740,6 +787,10 @@ RBDL_API int rbd_aio_mirror_image_get_global_status(
 	rbd_mirror_image_global_status_t *mirror_global_image_status,
 	size_t status_size, rbd_completion_t c)
 {
+	if (!mirror_global_image_status && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE_AIO(rbd_aio_mirror_image_get_global_status, image, c,
+		    mirror_global_image_status, status_size, WHOLE_RC);
 	return mirror_aio_start(&(struct mirror_aio){
 				.op = MA_GET_GLOBAL_STATUS, .image = image,
 				.out = mirror_global_image_status,
@@ -750,6 +801,10 @@ RBDL_API int rbd_aio_mirror_image_get_status(
 	rbd_image_t image, rbd_mirror_image_status_t *mirror_image_status,
 	size_t status_size, rbd_completion_t c)
 {
+	if (!mirror_image_status && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE_AIO(rbd_aio_mirror_image_get_status, image, c,
+		    mirror_image_status, status_size, WHOLE_RC);
 	return mirror_aio_start(&(struct mirror_aio){ .op = MA_GET_STATUS,
 				.image = image, .out = mirror_image_status,
 				.size = status_size }, c);
@@ -760,6 +815,10 @@ RBDL_API int rbd_aio_mirror_image_create_snapshot(rbd_image_t image,
 						  uint64_t *snap_id,
 						  rbd_completion_t c)
 {
+	if (!snap_id && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE_AIO(rbd_aio_mirror_image_create_snapshot, image, c,
+		    flags, snap_id, WHOLE_RC);
 	return mirror_aio_start(&(struct mirror_aio){
 				.op = MA_CREATE_SNAPSHOT, .image = image,
 				.flags = flags, .out = snap_id }, c);
@@ -1044,6 +1103,9 @@ RBDL_API void rbd_config_pool_list_cleanup(rbd_config_option_t *options,
 RBDL_API int rbd_watchers_list(rbd_image_t image, rbd_image_watcher_t *watchers,
 			       size_t *max_watchers)
 {
+	if (!max_watchers && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_watchers_list, image, watchers, max_watchers);
 	__typeof__(&rbd_watchers_list) real_ = RBDL_REAL_FN(rbd_watchers_list);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	rbd_image_t h;

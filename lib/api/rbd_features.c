@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "api/entry.h"
+#include "api/whole.h"
 #include "api/journaled.h"
 #include "core/internal.h"
 #include "image/open.h"
@@ -36,6 +37,10 @@ RBDL_API int rbd_quiesce_watch(rbd_image_t image,
 			       rbd_update_callback_t unquiesce_cb, void *arg,
 			       uint64_t *handle)
 {
+	if (!handle && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_quiesce_watch, image, quiesce_cb, unquiesce_cb, arg,
+		    handle);
 	GET_IMAGE(img, image);
 	if (!handle)
 		return -EINVAL;
@@ -46,6 +51,7 @@ RBDL_API int rbd_quiesce_watch(rbd_image_t image,
 /* rbd_quiesce_unwatch: -ENOENT for a handle not registered. */
 RBDL_API int rbd_quiesce_unwatch(rbd_image_t image, uint64_t handle)
 {
+	RBDL_ON_WHOLE(rbd_quiesce_unwatch, image, handle);
 	GET_IMAGE(img, image);
 	return rbdl_quiesce_unregister(img, handle);
 }
@@ -57,6 +63,7 @@ RBDL_API int rbd_quiesce_unwatch(rbd_image_t image, uint64_t handle)
  */
 RBDL_API void rbd_quiesce_complete(rbd_image_t image, uint64_t handle, int r)
 {
+	RBDL_ON_WHOLE_VOID(rbd_quiesce_complete, image, handle, r);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img) {
@@ -78,6 +85,7 @@ RBDL_API void rbd_quiesce_complete(rbd_image_t image, uint64_t handle, int r)
 RBDL_API int rbd_update_features(rbd_image_t image, uint64_t features,
 				 uint8_t enabled)
 {
+	RBDL_ON_WHOLE(rbd_update_features, image, features, enabled);
 	bool need_real = false;
 	int r;
 
@@ -96,6 +104,8 @@ RBDL_API int rbd_update_features(rbd_image_t image, uint64_t features,
 RBDL_API int rbd_rebuild_object_map(rbd_image_t image, librbd_progress_fn_t cb,
 				    void *cbdata)
 {
+	RBDL_ON_WHOLE(rbd_rebuild_object_map, image, RBDL_REAL_PROGRESS(cb),
+		    cbdata);
 	GET_IMAGE(img, image);
 	RBDL_ON_JOURNAL(rbd_rebuild_object_map, img, RBDL_REAL_PROGRESS(cb),
 			cbdata);
@@ -106,6 +116,7 @@ RBDL_API int rbd_rebuild_object_map(rbd_image_t image, librbd_progress_fn_t cb,
  * 4096) into holes. */
 RBDL_API int rbd_sparsify(rbd_image_t image, size_t sparse_size)
 {
+	RBDL_ON_WHOLE(rbd_sparsify, image, sparse_size);
 	GET_IMAGE(img, image);
 	RBDL_ON_JOURNAL(rbd_sparsify, img, sparse_size);
 	return rbdl_sparsify(img, sparse_size, NULL, NULL);
@@ -115,6 +126,8 @@ RBDL_API int rbd_sparsify(rbd_image_t image, size_t sparse_size)
 RBDL_API int rbd_sparsify_with_progress(rbd_image_t image, size_t sparse_size,
 					librbd_progress_fn_t cb, void *cbdata)
 {
+	RBDL_ON_WHOLE(rbd_sparsify_with_progress, image, sparse_size,
+		    RBDL_REAL_PROGRESS(cb), cbdata);
 	GET_IMAGE(img, image);
 	RBDL_ON_JOURNAL(rbd_sparsify_with_progress, img, sparse_size,
 			RBDL_REAL_PROGRESS(cb),

@@ -27,6 +27,7 @@
 #include "image/state.h"
 #include "api/entry.h"
 #include "api/journaled.h"
+#include "api/whole.h"
 #include "core/internal.h"
 #include "ops/maint.h"
 
@@ -52,6 +53,15 @@ RBDL_API int rbdlite_is_librbdlite(void)
 
 /* ---- open / close ---------------------------------------------------------- */
 
+/*
+ * rbd_open*: open by name or id, at HEAD or snap_name ("" is HEAD),
+ * read-write or read-only; *image is set on success.  Errors: -EINVAL
+ * (NULL arguments), -ENOENT (no such image or snapshot), -ENOSYS
+ * (unknown incompatible features, a migration being prepared or
+ * aborted), librados' errnos.  A format 1 image or an import's
+ * destination is opened by the system's librbd and served whole through
+ * the handle (api/whole.h); -EOPNOTSUPP / -ENOSYS without one.
+ */
 static int open_common(rados_ioctx_t io, const char *name, const char *id,
 		       rbd_image_t *image, const char *snap_name, bool ro)
 {
@@ -64,6 +74,8 @@ static int open_common(rados_ioctx_t io, const char *name, const char *id,
 	if (snap_name && !snap_name[0])
 		snap_name = NULL;
 	r = rbdl_image_open(io, name, id, snap_name, ro, &h);
+	if (r < 0)
+		r = rbdl_whole_open(io, name, id, snap_name, ro, r, &h);
 	if (r < 0)
 		return r;
 	*image = h;
@@ -99,6 +111,8 @@ RBDL_API int rbd_close(rbd_image_t image)
 {
 	if (!image)
 		return -EINVAL;
+	if (rbdl_whole_from_user(image))
+		return rbdl_whole_close(image);
 	return rbdl_image_close((struct rbdl_handle *)image);
 }
 
@@ -107,6 +121,9 @@ RBDL_API int rbd_close(rbd_image_t image)
 RBDL_API int rbd_stat(rbd_image_t image, rbd_image_info_t *info,
 		      size_t infosize)
 {
+	if (!info && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_stat, image, info, infosize);
 	GET_IMAGE(img, image);
 	(void)infosize;	/* ignored, as librbd does */
 	if (!info)
@@ -160,16 +177,25 @@ static _Atomic uint64_t *f_flags(struct rbdl_image *i) { return &i->flags; }
 
 RBDL_API int rbd_get_size(rbd_image_t image, uint64_t *size)
 {
+	if (!size && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_size, image, size);
 	return get_u64(image, f_size, size);
 }
 
 RBDL_API int rbd_get_features(rbd_image_t image, uint64_t *features)
 {
+	if (!features && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_features, image, features);
 	return get_u64(image, f_features, features);
 }
 
 RBDL_API int rbd_get_flags(rbd_image_t image, uint64_t *flags)
 {
+	if (!flags && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_flags, image, flags);
 	return get_u64(image, f_flags, flags);
 }
 
@@ -185,6 +211,7 @@ static int copy_string(const char *s, char *out, size_t len)
 
 RBDL_API int rbd_get_id(rbd_image_t image, char *id, size_t id_len)
 {
+	RBDL_ON_WHOLE(rbd_get_id, image, id, id_len);
 	GET_IMAGE(img, image);
 	return copy_string(img->id, id, id_len);
 }
@@ -192,12 +219,16 @@ RBDL_API int rbd_get_id(rbd_image_t image, char *id, size_t id_len)
 RBDL_API int rbd_get_block_name_prefix(rbd_image_t image, char *prefix,
 				       size_t prefix_len)
 {
+	RBDL_ON_WHOLE(rbd_get_block_name_prefix, image, prefix, prefix_len);
 	GET_IMAGE(img, image);
 	return copy_string(img->object_prefix, prefix, prefix_len);
 }
 
 RBDL_API int rbd_get_stripe_unit(rbd_image_t image, uint64_t *stripe_unit)
 {
+	if (!stripe_unit && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_stripe_unit, image, stripe_unit);
 	GET_IMAGE(img, image);
 	if (!stripe_unit)
 		return -EINVAL;
@@ -207,6 +238,9 @@ RBDL_API int rbd_get_stripe_unit(rbd_image_t image, uint64_t *stripe_unit)
 
 RBDL_API int rbd_get_stripe_count(rbd_image_t image, uint64_t *stripe_count)
 {
+	if (!stripe_count && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_stripe_count, image, stripe_count);
 	GET_IMAGE(img, image);
 	if (!stripe_count)
 		return -EINVAL;
@@ -216,12 +250,16 @@ RBDL_API int rbd_get_stripe_count(rbd_image_t image, uint64_t *stripe_count)
 
 RBDL_API int64_t rbd_get_data_pool_id(rbd_image_t image)
 {
+	RBDL_ON_WHOLE(rbd_get_data_pool_id, image);
 	GET_IMAGE(img, image);
 	return img->data_pool_id >= 0 ? img->data_pool_id : img->md_pool_id;
 }
 
 RBDL_API int rbd_get_overlap(rbd_image_t image, uint64_t *overlap)
 {
+	if (!overlap && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_overlap, image, overlap);
 	GET_IMAGE(img, image);
 	if (!overlap)
 		return -EINVAL;
@@ -279,6 +317,9 @@ RBDL_API int rbd_get_parent_info(rbd_image_t image, char *parent_poolname,
 				 size_t pnamelen, char *parent_snapname,
 				 size_t psnapnamelen)
 {
+	RBDL_ON_WHOLE(rbd_get_parent_info, image, parent_poolname,
+		    ppoolnamelen, parent_name, pnamelen, parent_snapname,
+		    psnapnamelen);
 	return parent_info(image, parent_poolname, ppoolnamelen, parent_name,
 			   pnamelen, NULL, 0, parent_snapname, psnapnamelen);
 }
@@ -289,6 +330,9 @@ RBDL_API int rbd_get_parent_info2(rbd_image_t image, char *parent_poolname,
 				  size_t pidlen, char *parent_snapname,
 				  size_t psnapnamelen)
 {
+	RBDL_ON_WHOLE(rbd_get_parent_info2, image, parent_poolname,
+		    ppoolnamelen, parent_name, pnamelen, parent_id, pidlen,
+		    parent_snapname, psnapnamelen);
 	return parent_info(image, parent_poolname, ppoolnamelen, parent_name,
 			   pnamelen, parent_id, pidlen, parent_snapname,
 			   psnapnamelen);
@@ -298,6 +342,10 @@ RBDL_API int rbd_get_parent(rbd_image_t image,
 			    rbd_linked_image_spec_t *parent_image,
 			    rbd_snap_spec_t *parent_snap)
 {
+	if (rbdl_whole_from_user(image) &&
+	    (!parent_image || !parent_snap))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_parent, image, parent_image, parent_snap);
 	struct rbdl_parent_desc d;
 
 	GET_IMAGE(img, image);
@@ -406,6 +454,9 @@ static int list_snaps(struct rbdl_image *img, bool user_only,
 RBDL_API int rbd_snap_list(rbd_image_t image, rbd_snap_info_t *snaps,
 			   int *max_snaps)
 {
+	if (!max_snaps && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_snap_list, image, snaps, max_snaps);
 	rbd_snap_info_t *v;
 	int n, r;
 
@@ -440,6 +491,9 @@ RBDL_API void rbd_snap_list_end(rbd_snap_info_t *snaps)
 RBDL_API int rbd_snap_exists(rbd_image_t image, const char *snapname,
 			     bool *exists)
 {
+	if (!exists && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_snap_exists, image, snapname, exists);
 	rbd_snap_info_t *v;
 	int n, r;
 
@@ -463,6 +517,7 @@ RBDL_API int rbd_snap_exists(rbd_image_t image, const char *snapname,
 
 RBDL_API int rbd_resize(rbd_image_t image, uint64_t size)
 {
+	RBDL_ON_WHOLE(rbd_resize, image, size);
 	GET_IMAGE(img, image);
 	RBDL_ON_JOURNAL(rbd_resize, img, size);
 	return rbdl_maint_resize(img, size);
@@ -470,6 +525,7 @@ RBDL_API int rbd_resize(rbd_image_t image, uint64_t size)
 
 RBDL_API int rbd_snap_create(rbd_image_t image, const char *snapname)
 {
+	RBDL_ON_WHOLE(rbd_snap_create, image, snapname);
 	GET_IMAGE(img, image);
 	if (snapname)
 		RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_create, img, snapname);
@@ -478,6 +534,7 @@ RBDL_API int rbd_snap_create(rbd_image_t image, const char *snapname)
 
 RBDL_API int rbd_snap_remove(rbd_image_t image, const char *snapname)
 {
+	RBDL_ON_WHOLE(rbd_snap_remove, image, snapname);
 	GET_IMAGE(img, image);
 	if (snapname)
 		RBDL_ON_JOURNAL(rbd_snap_remove, img, snapname);
@@ -486,6 +543,7 @@ RBDL_API int rbd_snap_remove(rbd_image_t image, const char *snapname)
 
 RBDL_API int rbd_snap_rollback(rbd_image_t image, const char *snapname)
 {
+	RBDL_ON_WHOLE(rbd_snap_rollback, image, snapname);
 	GET_IMAGE(img, image);
 	if (snapname)
 		RBDL_ON_JOURNAL(rbd_snap_rollback, img, snapname);
@@ -494,6 +552,7 @@ RBDL_API int rbd_snap_rollback(rbd_image_t image, const char *snapname)
 
 RBDL_API int rbd_snap_set(rbd_image_t image, const char *snapname)
 {
+	RBDL_ON_WHOLE(rbd_snap_set, image, snapname);
 	GET_IMAGE(img, image);
 	/* librbd: NULL and "" both mean HEAD. */
 	return rbdl_maint_snap_set(img, snapname && snapname[0] ? snapname
@@ -529,6 +588,8 @@ RBDL_API int rbd_diff_iterate2(rbd_image_t image, const char *fromsnapname,
 			       int (*cb)(uint64_t, size_t, int, void *),
 			       void *arg)
 {
+	RBDL_ON_WHOLE(rbd_diff_iterate2, image, fromsnapname, ofs, len,
+		    include_parent, whole_object, cb, arg);
 	GET_IMAGE(img, image);
 	/* a journaled image's writes may sit in its real handle's cache */
 	rbd_image_t real = rbdl_real_image_shared(img);
@@ -552,6 +613,9 @@ RBDL_API int rbd_diff_iterate2(rbd_image_t image, const char *fromsnapname,
 RBDL_API int rbd_update_watch(rbd_image_t image, uint64_t *handle,
 			      rbd_update_callback_t watch_cb, void *arg)
 {
+	if (!handle && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_update_watch, image, handle, watch_cb, arg);
 	GET_IMAGE(img, image);
 	if (!handle || !watch_cb)
 		return -EINVAL;
@@ -560,12 +624,16 @@ RBDL_API int rbd_update_watch(rbd_image_t image, uint64_t *handle,
 
 RBDL_API int rbd_update_unwatch(rbd_image_t image, uint64_t handle)
 {
+	RBDL_ON_WHOLE(rbd_update_unwatch, image, handle);
 	GET_IMAGE(img, image);
 	return rbdl_updw_unregister(img, handle);
 }
 
 RBDL_API int rbd_is_exclusive_lock_owner(rbd_image_t image, int *is_owner)
 {
+	if (!is_owner && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_is_exclusive_lock_owner, image, is_owner);
 	GET_IMAGE(img, image);
 	if (!is_owner)
 		return -EINVAL;
@@ -578,6 +646,7 @@ RBDL_API int rbd_is_exclusive_lock_owner(rbd_image_t image, int *is_owner)
 
 RBDL_API int rbd_lock_acquire(rbd_image_t image, rbd_lock_mode_t lock_mode)
 {
+	RBDL_ON_WHOLE(rbd_lock_acquire, image, lock_mode);
 	GET_IMAGE(img, image);
 	/* Only the managed exclusive lock, as librbd 16.2. */
 	if (lock_mode != RBD_LOCK_MODE_EXCLUSIVE)
@@ -589,6 +658,7 @@ RBDL_API int rbd_lock_acquire(rbd_image_t image, rbd_lock_mode_t lock_mode)
 
 RBDL_API int rbd_lock_release(rbd_image_t image)
 {
+	RBDL_ON_WHOLE(rbd_lock_release, image);
 	GET_IMAGE(img, image);
 	rbd_image_t real = rbdl_real_image_shared(img);
 
@@ -608,6 +678,11 @@ RBDL_API int rbd_lock_get_owners(rbd_image_t image,
 				 rbd_lock_mode_t *lock_mode,
 				 char **lock_owners, size_t *max_lock_owners)
 {
+	if (rbdl_whole_from_user(image) &&
+	    (!lock_mode || !max_lock_owners))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_lock_get_owners, image, lock_mode, lock_owners,
+		    max_lock_owners);
 	char owner[160];
 	int r;
 
@@ -653,6 +728,7 @@ RBDL_API void rbd_lock_get_owners_cleanup(char **lock_owners,
 RBDL_API int rbd_lock_break(rbd_image_t image, rbd_lock_mode_t lock_mode,
 			    const char *lock_owner)
 {
+	RBDL_ON_WHOLE(rbd_lock_break, image, lock_mode, lock_owner);
 	GET_IMAGE(img, image);
 	if (lock_mode != RBD_LOCK_MODE_EXCLUSIVE)
 		return -EOPNOTSUPP;
@@ -664,6 +740,9 @@ RBDL_API int rbd_lock_break(rbd_image_t image, rbd_lock_mode_t lock_mode,
 RBDL_API int rbd_metadata_get(rbd_image_t image, const char *key, char *value,
 			      size_t *val_len)
 {
+	if (!val_len && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_metadata_get, image, key, value, val_len);
 	uint8_t in[512];
 	char *out, *val = NULL;
 	size_t outlen;
@@ -702,6 +781,7 @@ RBDL_API int rbd_metadata_get(rbd_image_t image, const char *key, char *value,
 RBDL_API int rbd_metadata_set(rbd_image_t image, const char *key,
 			      const char *value)
 {
+	RBDL_ON_WHOLE(rbd_metadata_set, image, key, value);
 	GET_IMAGE(img, image);
 	if (key && value)
 		RBDL_ON_JOURNAL(rbd_metadata_set, img, key, value);
@@ -713,6 +793,7 @@ RBDL_API int rbd_encryption_format(rbd_image_t image,
 				   rbd_encryption_options_t opts,
 				   size_t opts_size)
 {
+	RBDL_ON_WHOLE(rbd_encryption_format, image, format, opts, opts_size);
 	/* Encryption is outside librbdlite's scope. */
 	UNSUPPORTED(image, format, opts, opts_size);
 }
@@ -722,5 +803,6 @@ RBDL_API int rbd_encryption_load(rbd_image_t image,
 				 rbd_encryption_options_t opts,
 				 size_t opts_size)
 {
+	RBDL_ON_WHOLE(rbd_encryption_load, image, format, opts, opts_size);
 	UNSUPPORTED(image, format, opts, opts_size);
 }

@@ -37,6 +37,7 @@
 #include "core/completion.h"
 #include "core/ctl.h"
 #include "api/entry.h"
+#include "api/whole.h"
 #include "api/journaled.h"
 #include "core/internal.h"
 #include "image/open.h"
@@ -60,6 +61,9 @@
  */
 RBDL_API int rbd_get_name(rbd_image_t image, char *name, size_t *name_len)
 {
+	if (!name_len && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_name, image, name, name_len);
 	GET_IMAGE(img, image);
 	if (!name_len)
 		return -EINVAL;
@@ -79,6 +83,9 @@ RBDL_API int rbd_get_name(rbd_image_t image, char *name, size_t *name_len)
 /* Always 0: librbdlite opens format 2 images only. */
 RBDL_API int rbd_get_old_format(rbd_image_t image, uint8_t *old)
 {
+	if (!old && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_old_format, image, old);
 	GET_IMAGE(img, image);
 	if (!old)
 		return -EINVAL;
@@ -103,6 +110,9 @@ static int timestamp(rbd_image_t image, enum rbdl_ts_kind kind,
 RBDL_API int rbd_get_create_timestamp(rbd_image_t image,
 				      struct timespec *timestamp_out)
 {
+	if (!timestamp_out && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_create_timestamp, image, timestamp_out);
 	return timestamp(image, RBDL_TS_CREATE, timestamp_out);
 }
 
@@ -110,6 +120,9 @@ RBDL_API int rbd_get_create_timestamp(rbd_image_t image,
 RBDL_API int rbd_get_access_timestamp(rbd_image_t image,
 				      struct timespec *timestamp_out)
 {
+	if (!timestamp_out && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_access_timestamp, image, timestamp_out);
 	return timestamp(image, RBDL_TS_ACCESS, timestamp_out);
 }
 
@@ -117,12 +130,18 @@ RBDL_API int rbd_get_access_timestamp(rbd_image_t image,
 RBDL_API int rbd_get_modify_timestamp(rbd_image_t image,
 				      struct timespec *timestamp_out)
 {
+	if (!timestamp_out && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_modify_timestamp, image, timestamp_out);
 	return timestamp(image, RBDL_TS_MODIFY, timestamp_out);
 }
 
 /* RBD_OPERATION_FEATURE_* bits of the image (0 without the feature). */
 RBDL_API int rbd_get_op_features(rbd_image_t image, uint64_t *op_features)
 {
+	if (!op_features && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_op_features, image, op_features);
 	GET_IMAGE(img, image);
 	if (!op_features)
 		return -EINVAL;
@@ -138,6 +157,9 @@ RBDL_API int rbd_get_op_features(rbd_image_t image, uint64_t *op_features)
 RBDL_API int rbd_get_group(rbd_image_t image, rbd_group_info_t *group_info,
 			   size_t group_info_size)
 {
+	if (!group_info && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_get_group, image, group_info, group_info_size);
 	GET_IMAGE(img, image);
 	if (!group_info)
 		return -EINVAL;
@@ -169,6 +191,11 @@ RBDL_API int rbd_metadata_list(rbd_image_t image, const char *start,
 			       uint64_t max, char *keys, size_t *key_len,
 			       char *values, size_t *vals_len)
 {
+	if (rbdl_whole_from_user(image) &&
+	    (!key_len || !vals_len))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_metadata_list, image, start, max, keys, key_len,
+		    values, vals_len);
 	struct rbdl_md_pair *v = NULL;
 	size_t n = 0, ktot = 0, vtot = 0;
 
@@ -210,6 +237,7 @@ RBDL_API int rbd_metadata_list(rbd_image_t image, const char *start,
  * and at a snapshot. */
 RBDL_API int rbd_metadata_remove(rbd_image_t image, const char *key)
 {
+	RBDL_ON_WHOLE(rbd_metadata_remove, image, key);
 	GET_IMAGE(img, image);
 	if (!key)
 		return -EINVAL;
@@ -232,6 +260,9 @@ RBDL_API int rbd_config_image_list(rbd_image_t image,
 				   rbd_config_option_t *options,
 				   int *max_options)
 {
+	if (!max_options && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_config_image_list, image, options, max_options);
 	rbd_config_option_t *v;
 	size_t n;
 
@@ -301,6 +332,8 @@ RBDL_API int rbd_rename(rados_ioctx_t src_io_ctx, const char *srcname,
 RBDL_API int rbd_resize2(rbd_image_t image, uint64_t size, bool allow_shrink,
 			 librbd_progress_fn_t cb, void *cbdata)
 {
+	RBDL_ON_WHOLE(rbd_resize2, image, size, allow_shrink,
+		    RBDL_REAL_PROGRESS(cb), cbdata);
 	GET_IMAGE(img, image);
 	RBDL_ON_JOURNAL(rbd_resize2, img, size, allow_shrink,
 			RBDL_REAL_PROGRESS(cb), cbdata);
@@ -311,6 +344,8 @@ RBDL_API int rbd_resize2(rbd_image_t image, uint64_t size, bool allow_shrink,
 RBDL_API int rbd_resize_with_progress(rbd_image_t image, uint64_t size,
 				      librbd_progress_fn_t cb, void *cbdata)
 {
+	RBDL_ON_WHOLE(rbd_resize_with_progress, image, size,
+		    RBDL_REAL_PROGRESS(cb), cbdata);
 	GET_IMAGE(img, image);
 	RBDL_ON_JOURNAL(rbd_resize_with_progress, img, size,
 			RBDL_REAL_PROGRESS(cb), cbdata);
@@ -369,6 +404,13 @@ RBDL_API ssize_t rbd_list_lockers(rbd_image_t image, int *exclusive,
 				  size_t *cookies_len, char *addrs,
 				  size_t *addrs_len)
 {
+	if (rbdl_whole_from_user(image) &&
+	    (!exclusive || !tag_len || !clients_len || !cookies_len ||
+	     !addrs_len))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_list_lockers, image, exclusive, tag, tag_len,
+		    clients, clients_len, cookies, cookies_len, addrs,
+		    addrs_len);
 	struct rbdl_adv_lockers l;
 	size_t ct = 0, kt = 0, at = 0;
 
@@ -414,6 +456,7 @@ RBDL_API ssize_t rbd_list_lockers(rbd_image_t image, int *exclusive,
  * this client holds it with that cookie already, -EBUSY if another does. */
 RBDL_API int rbd_lock_exclusive(rbd_image_t image, const char *cookie)
 {
+	RBDL_ON_WHOLE(rbd_lock_exclusive, image, cookie);
 	GET_IMAGE(img, image);
 	return rbdl_advlock_lock(img, true, cookie ? cookie : "", "");
 }
@@ -423,6 +466,7 @@ RBDL_API int rbd_lock_exclusive(rbd_image_t image, const char *cookie)
 RBDL_API int rbd_lock_shared(rbd_image_t image, const char *cookie,
 			     const char *tag)
 {
+	RBDL_ON_WHOLE(rbd_lock_shared, image, cookie, tag);
 	GET_IMAGE(img, image);
 	return rbdl_advlock_lock(img, false, cookie ? cookie : "",
 				 tag ? tag : "");
@@ -431,6 +475,7 @@ RBDL_API int rbd_lock_shared(rbd_image_t image, const char *cookie,
 /* Release this client's lock under cookie: -ENOENT if it holds none. */
 RBDL_API int rbd_unlock(rbd_image_t image, const char *cookie)
 {
+	RBDL_ON_WHOLE(rbd_unlock, image, cookie);
 	GET_IMAGE(img, image);
 	return rbdl_advlock_unlock(img, cookie ? cookie : "");
 }
@@ -441,6 +486,7 @@ RBDL_API int rbd_unlock(rbd_image_t image, const char *cookie)
 RBDL_API int rbd_break_lock(rbd_image_t image, const char *client,
 			    const char *cookie)
 {
+	RBDL_ON_WHOLE(rbd_break_lock, image, client, cookie);
 	GET_IMAGE(img, image);
 	if (!client)
 		return -EINVAL;
@@ -460,6 +506,7 @@ RBDL_API int64_t rbd_read_iterate(rbd_image_t image, uint64_t ofs, size_t len,
 					    void *),
 				  void *arg)
 {
+	RBDL_ON_WHOLE(rbd_read_iterate, image, ofs, len, cb, arg);
 	GET_IMAGE(img, image);
 	if (!cb)
 		return -EINVAL;
@@ -472,6 +519,7 @@ RBDL_API int rbd_read_iterate2(rbd_image_t image, uint64_t ofs, uint64_t len,
 					 void *),
 			       void *arg)
 {
+	RBDL_ON_WHOLE(rbd_read_iterate2, image, ofs, len, cb, arg);
 	GET_IMAGE(img, image);
 	if (!cb)
 		return -EINVAL;
@@ -486,6 +534,7 @@ RBDL_API int rbd_diff_iterate(rbd_image_t image, const char *fromsnapname,
 			      int (*cb)(uint64_t, size_t, int, void *),
 			      void *arg)
 {
+	RBDL_ON_WHOLE(rbd_diff_iterate, image, fromsnapname, ofs, len, cb, arg);
 	GET_IMAGE(img, image);
 	if (!cb)
 		return -EINVAL;
@@ -537,6 +586,10 @@ static void aio_open_job(struct rbdl_ctl_task *t)
 	struct rbdl_handle *h = NULL;
 	int r = rbdl_image_open(j->io, j->name, j->id, j->snap, j->ro, &h);
 
+	if (r < 0)
+		r = rbdl_whole_open(j->io, j->name, j->id, j->snap, j->ro, r,
+				    &h);
+
 	/* As librbd's C_OpenComplete: the handle, or NULL on failure, is
 	 * stored before the completion fires. */
 	*j->image = r < 0 ? NULL : h;
@@ -550,7 +603,8 @@ static void aio_open_job(struct rbdl_ctl_task *t)
 static void aio_close_job(struct rbdl_ctl_task *t)
 {
 	struct aio_job *j = container_of(t, struct aio_job, task);
-	int r = rbdl_image_close(j->h);
+	int r = rbdl_whole_from_user(j->h) ? rbdl_whole_close(j->h)
+					   : rbdl_image_close(j->h);
 	struct rbdl_comp *c = j->comp;
 
 	job_free(j);
@@ -666,7 +720,8 @@ RBDL_API int rbd_aio_close(rbd_image_t image, rbd_completion_t c)
 	struct aio_job *j;
 	int r;
 
-	if (!rbdl_image_from_user(image) || !comp)
+	if ((!rbdl_image_from_user(image) && !rbdl_whole_from_user(image)) ||
+	    !comp)
 		return -EINVAL;
 	j = calloc(1, sizeof(*j));
 	if (!j)

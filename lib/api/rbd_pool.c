@@ -162,9 +162,11 @@ RBDL_API int rbd_features_from_string(const char *str_features,
  * Create a format-2 image (format from rbd_default_format) with the
  * configured default features, layout and data pool.  *order: 0 selects
  * rbd_default_order; the order used is stored back.  Errors: -EEXIST
- * (name taken), -EDOM (order outside [12, 25]), -EINVAL (bad layout,
- * format 1), -ENOENT (namespace or data pool missing).  Journaling in the
- * defaults: made by the system's librbd (-EOPNOTSUPP without one).
+ * (name taken), -EDOM (order outside [12, 25]), -EINVAL (bad layout;
+ * format 1 without RBD_FORCE_ALLOW_V1, as librbd), -ENOENT (namespace or
+ * data pool missing).  Journaling in the defaults, or format 1 with
+ * RBD_FORCE_ALLOW_V1: made by the system's librbd (-EOPNOTSUPP without
+ * one).
  */
 RBDL_API int rbd_create(rados_ioctx_t io, const char *name, uint64_t size,
 			int *order)
@@ -255,13 +257,13 @@ RBDL_API int rbd_create4(rados_ioctx_t io, const char *name, uint64_t size,
 /*
  * Delete an image (format 2) and everything it owns: data objects (data
  * pool and striping aware), object map, header, id object, directory
- * entry.  Errors: -ENOENT (no such image), -ENOTEMPTY (it has snapshots,
- * of any kind: librbd would delete trash and mirror snapshots itself),
- * -EBUSY (another client watches it, i.e. has it open, or it is being
- * migrated), -EMLINK (member of a group), -EOPNOTSUPP (format 1).  A
- * journaled or mirrored image, whose removal also cleans up its journal
- * and mirroring state, is removed by the system's librbd (-EOPNOTSUPP
- * without one).
+ * entry.  Trash-namespace snapshots go first (as librbd's pre-remove
+ * step), mirror snapshots are ignored.  Errors: -ENOENT (no such image),
+ * -ENOTEMPTY (it has user or group snapshots, or a trash snapshot a clone
+ * still uses), -EBUSY (another client watches it, i.e. has it open, or it
+ * is being migrated), -EMLINK (member of a group).  A journaled, mirrored
+ * or format 1 image, whose removal also cleans up what librbdlite does
+ * not keep, is removed by the system's librbd (-EOPNOTSUPP without one).
  * Unlike librbd 16.2 it does not pass through the trash on the way (the
  * end state is the same), and an exclusive lock left by a client that no
  * longer watches the header is dropped with the header instead of being

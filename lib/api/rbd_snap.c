@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include "api/journaled.h"
+#include "api/whole.h"
 #include "core/internal.h"
 #include "image/state.h"
 #include "ops/clone.h"
@@ -41,6 +42,8 @@ RBDL_API int rbd_snap_create2(rbd_image_t image, const char *snap_name,
 			      uint32_t flags, librbd_progress_fn_t cb,
 			      void *cbdata)
 {
+	RBDL_ON_WHOLE(rbd_snap_create2, image, snap_name, flags,
+		    RBDL_REAL_PROGRESS(cb), cbdata);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img || !snap_name)
@@ -62,6 +65,8 @@ RBDL_API int rbd_snap_remove2(rbd_image_t image, const char *snap_name,
 			      uint32_t flags, librbd_progress_fn_t cb,
 			      void *cbdata)
 {
+	RBDL_ON_WHOLE(rbd_snap_remove2, image, snap_name, flags,
+		    RBDL_REAL_PROGRESS(cb), cbdata);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	bool prot;
 	int r;
@@ -91,6 +96,7 @@ RBDL_API int rbd_snap_remove2(rbd_image_t image, const char *snap_name,
  * clones still use). */
 RBDL_API int rbd_snap_remove_by_id(rbd_image_t image, uint64_t snap_id)
 {
+	RBDL_ON_WHOLE(rbd_snap_remove_by_id, image, snap_id);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img)
@@ -107,6 +113,8 @@ RBDL_API int rbd_snap_rollback_with_progress(rbd_image_t image,
 					     librbd_progress_fn_t cb,
 					     void *cbdata)
 {
+	RBDL_ON_WHOLE(rbd_snap_rollback_with_progress, image, snap_name,
+		    RBDL_REAL_PROGRESS(cb), cbdata);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img || !snap_name)
@@ -121,6 +129,7 @@ RBDL_API int rbd_snap_rollback_with_progress(rbd_image_t image,
  * or at HEAD for CEPH_NOSNAP; -ENOENT. */
 RBDL_API int rbd_snap_set_by_id(rbd_image_t image, uint64_t snap_id)
 {
+	RBDL_ON_WHOLE(rbd_snap_set_by_id, image, snap_id);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img)
@@ -133,6 +142,7 @@ RBDL_API int rbd_snap_set_by_id(rbd_image_t image, uint64_t snap_id)
 RBDL_API int rbd_snap_rename(rbd_image_t image, const char *srcname,
 			     const char *dstname)
 {
+	RBDL_ON_WHOLE(rbd_snap_rename, image, srcname, dstname);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img || !srcname || !dstname)
@@ -145,6 +155,7 @@ RBDL_API int rbd_snap_rename(rbd_image_t image, const char *srcname,
  * layering, -ENOENT, -EROFS. */
 RBDL_API int rbd_snap_protect(rbd_image_t image, const char *snap_name)
 {
+	RBDL_ON_WHOLE(rbd_snap_protect, image, snap_name);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img || !snap_name)
@@ -157,6 +168,7 @@ RBDL_API int rbd_snap_protect(rbd_image_t image, const char *snap_name)
  * children exist in any pool, -ENOENT, -EROFS. */
 RBDL_API int rbd_snap_unprotect(rbd_image_t image, const char *snap_name)
 {
+	RBDL_ON_WHOLE(rbd_snap_unprotect, image, snap_name);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img || !snap_name)
@@ -170,6 +182,9 @@ RBDL_API int rbd_snap_unprotect(rbd_image_t image, const char *snap_name)
 RBDL_API int rbd_snap_is_protected(rbd_image_t image, const char *snap_name,
 				   int *is_protected)
 {
+	if (!is_protected && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_snap_is_protected, image, snap_name, is_protected);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	bool prot;
 	int r;
@@ -187,6 +202,9 @@ RBDL_API int rbd_snap_is_protected(rbd_image_t image, const char *snap_name,
 RBDL_API int rbd_snap_get_id(rbd_image_t image, const char *snapname,
 			     uint64_t *snap_id)
 {
+	if (!snap_id && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_snap_get_id, image, snapname, snap_id);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img || !snapname || !snap_id)
@@ -201,6 +219,9 @@ RBDL_API int rbd_snap_get_id(rbd_image_t image, const char *snapname,
 RBDL_API int rbd_snap_get_name(rbd_image_t image, uint64_t snap_id,
 			       char *snapname, size_t *name_len)
 {
+	if (!name_len && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_snap_get_name, image, snap_id, snapname, name_len);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	struct rbdl_snapq q;
 	const char *name = "";
@@ -233,6 +254,9 @@ RBDL_API int rbd_snap_get_name(rbd_image_t image, uint64_t snap_id,
 RBDL_API int rbd_snap_get_timestamp(rbd_image_t image, uint64_t snap_id,
 				    struct timespec *timestamp)
 {
+	if (!timestamp && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_snap_get_timestamp, image, snap_id, timestamp);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	struct rbdl_snapq q;
 	int r;
@@ -251,6 +275,9 @@ RBDL_API int rbd_snap_get_timestamp(rbd_image_t image, uint64_t snap_id,
 /** rbd_snap_get_limit: the snapshot limit, UINT64_MAX if none. */
 RBDL_API int rbd_snap_get_limit(rbd_image_t image, uint64_t *limit)
 {
+	if (!limit && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_snap_get_limit, image, limit);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img || !limit)
@@ -262,6 +289,7 @@ RBDL_API int rbd_snap_get_limit(rbd_image_t image, uint64_t *limit)
  * UINT64_MAX clears it; -EROFS read-only. */
 RBDL_API int rbd_snap_set_limit(rbd_image_t image, uint64_t limit)
 {
+	RBDL_ON_WHOLE(rbd_snap_set_limit, image, limit);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 
 	if (!img)
@@ -274,6 +302,10 @@ RBDL_API int rbd_snap_set_limit(rbd_image_t image, uint64_t limit)
 RBDL_API int rbd_snap_get_namespace_type(rbd_image_t image, uint64_t snap_id,
 					 rbd_snap_namespace_type_t *namespace_type)
 {
+	if (!namespace_type && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_snap_get_namespace_type, image, snap_id,
+		    namespace_type);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	struct rbdl_snapq q;
 	int r;
@@ -296,6 +328,10 @@ RBDL_API int rbd_snap_get_group_namespace(rbd_image_t image, uint64_t snap_id,
 					  rbd_snap_group_namespace_t *group_snap,
 					  size_t snap_group_namespace_size)
 {
+	if (!group_snap && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_snap_get_group_namespace, image, snap_id, group_snap,
+		    snap_group_namespace_size);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	int64_t pool;
 	char *gname, *sname;
@@ -339,6 +375,8 @@ RBDL_API int rbd_snap_get_trash_namespace(rbd_image_t image, uint64_t snap_id,
 					  char *original_name,
 					  size_t max_length)
 {
+	RBDL_ON_WHOLE(rbd_snap_get_trash_namespace, image, snap_id,
+		    original_name, max_length);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	struct rbdl_snapq q;
 	size_t n;
@@ -371,6 +409,10 @@ RBDL_API int rbd_snap_get_mirror_namespace(rbd_image_t image, uint64_t snap_id,
 					   rbd_snap_mirror_namespace_t *mirror_snap,
 					   size_t mirror_snap_size)
 {
+	if (!mirror_snap && rbdl_whole_from_user(image))
+		return -EINVAL;	/* librbd would crash */
+	RBDL_ON_WHOLE(rbd_snap_get_mirror_namespace, image, snap_id,
+		    mirror_snap, mirror_snap_size);
 	struct rbdl_image *img = rbdl_image_from_user(image);
 	struct rbdl_snapq q;
 	size_t len = 0;

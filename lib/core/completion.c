@@ -111,6 +111,17 @@ int rbdl_comp_arm(struct rbdl_comp *c, struct rbdl_delivery *d, bool notify)
 	return 0;
 }
 
+void rbdl_comp_disarm(struct rbdl_comp *c)
+{
+	struct rbdl_delivery *d = c->dl;
+
+	/* Nobody else has seen c since it was armed: relaxed, as arm. */
+	c->dl = NULL;
+	atomic_fetch_sub_explicit(&c->refs, 1, memory_order_relaxed);
+	atomic_store_explicit(&c->state, RBDL_COMP_IDLE, memory_order_relaxed);
+	rbdl_delivery_put(d);
+}
+
 /*
  * One fewer operation (or deliverer) on the image.  The decrement is the
  * last access to the image's memory: closing is read before it, and the

@@ -111,6 +111,9 @@ struct rbdl_comp *rbdl_comp_from_user(void *c);
  * the poll queue when an event fd is set.
  */
 int rbdl_comp_arm(struct rbdl_comp *c, struct rbdl_delivery *d, bool notify);
+/* Undo rbdl_comp_arm for an operation refused before c was handed to
+ * anything that could complete it: c is IDLE (reusable) again. */
+void rbdl_comp_disarm(struct rbdl_comp *c);
 
 /* The armed operation finished with rval: deliver it (any thread). */
 void rbdl_comp_complete(struct rbdl_comp *c, ssize_t rval);

@@ -6,7 +6,8 @@
  * What is decided here, once, and again by every refresh (refresh.c):
  *   - incompatible features librbdlite does not understand: the open
  *     fails with -ENOSYS (librbd's errno);
- *   - format 1 images: the open fails with -EOPNOTSUPP;
+ *   - format 1 images: the open fails with -EOPNOTSUPP (the API layer
+ *     then has the system's librbd serve them whole, api/whole.h);
  *   - features whose on-disk state librbdlite does not maintain
  *     (journaling, non-primary, migrating, dirty-cache): the open
  *     succeeds, reads work, every write-type request completes with

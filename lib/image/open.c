@@ -155,6 +155,44 @@ int rbdl_image_set_snap(struct rbdl_image *img, const char *snap_name)
 	return rbdl_image_refresh_slow(img);
 }
 
+/* Register h (handles are never freed: keep them reachable) and make it
+ * usable: the release store pairs with rbdl_image_from_user's acquire. */
+static void publish(struct rbdl_handle *h, uint32_t magic)
+{
+	pthread_mutex_lock(&handles_lock);
+	h->next = handles;
+	handles = h;
+	pthread_mutex_unlock(&handles_lock);
+	atomic_store_explicit(&h->magic, magic, memory_order_release);
+}
+
+int rbdl_handle_make_whole(struct rbdl_whole *w, struct rbdl_handle **out)
+{
+	struct rbdl_handle *h = malloc(sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	h->img = NULL;
+	h->whole = w;
+	publish(h, RBDL_HANDLE_WHOLE);
+	*out = h;
+	return 0;
+}
+
+struct rbdl_whole *rbdl_handle_close_whole(struct rbdl_handle *h)
+{
+	uint32_t whole = RBDL_HANDLE_WHOLE;
+
+	/* Only one closer wins; later calls see a closed handle. */
+	if (!atomic_compare_exchange_strong(&h->magic, &whole,
+					    RBDL_HANDLE_CLOSED))
+		return NULL;
+	struct rbdl_whole *w = h->whole;
+
+	h->whole = NULL;
+	return w;
+}
+
 int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 		    const char *snap_name, bool read_only,
 		    struct rbdl_handle **out)
@@ -205,12 +243,8 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 		goto fail;
 	}
 	h->img = img;
-	/* Handles are never freed; keep them reachable. */
-	pthread_mutex_lock(&handles_lock);
-	h->next = handles;
-	handles = h;
-	pthread_mutex_unlock(&handles_lock);
-	atomic_store_explicit(&h->magic, RBDL_HANDLE_OPEN, memory_order_release);
+	h->whole = NULL;
+	publish(h, RBDL_HANDLE_OPEN);
 	*out = h;
 	return 0;
 fail:

@@ -23,6 +23,15 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 int rbdl_image_close(struct rbdl_handle *h);
 
 /*
+ * A handle for an image the system's librbd serves whole (api/whole.h):
+ * registered like any other, with magic RBDL_HANDLE_WHOLE.  -ENOMEM.
+ * rbdl_handle_close_whole marks it closed and returns its whole, or NULL
+ * if it was not an open one (closed already: only one closer wins).
+ */
+int rbdl_handle_make_whole(struct rbdl_whole *w, struct rbdl_handle **out);
+struct rbdl_whole *rbdl_handle_close_whole(struct rbdl_handle *h);
+
+/*
  * Whether p is a handle rbd_open*() made (open or closed), by address: no
  * memory behind p is read.  The delegation (api/real.c) tells librbdlite's
  * handles from the real librbd's with it.

@@ -51,6 +51,8 @@
 
 #define RBDL_HANDLE_OPEN 0x52424449u	/* "RBDI" */
 #define RBDL_HANDLE_CLOSED 0x52424458u
+/* A handle whose image the system's librbd serves whole (api/whole.h). */
+#define RBDL_HANDLE_WHOLE 0x52424457u	/* "RBDW" */
 
 struct rbdl_image;
 struct rbdl_lock;		/* lock.h */
@@ -61,9 +63,12 @@ struct rbdl_backing;		/* parent.c */
 struct rbdl_watch_listener;	/* watch.h */
 struct rbdl_quiesce;		/* quiesce.h */
 
+struct rbdl_whole;		/* api/whole.h */
+
 struct rbdl_handle {
 	_Atomic uint32_t magic;
-	struct rbdl_image *img;
+	struct rbdl_image *img;		/* RBDL_HANDLE_OPEN */
+	struct rbdl_whole *whole;	/* RBDL_HANDLE_WHOLE */
 	struct rbdl_handle *next;	/* registry of all handles ever made */
 };
 
@@ -258,6 +263,19 @@ static inline struct rbdl_image *rbdl_image_from_user(void *p)
 			  RBDL_HANDLE_OPEN)
 		return NULL;
 	return h->img;
+}
+
+/* Resolve a user handle served whole by the system's librbd: NULL unless
+ * it is one (open).  Acquire: pairs with the release store of the magic,
+ * so the whole's fields are visible. */
+static inline struct rbdl_whole *rbdl_whole_from_user(void *p)
+{
+	struct rbdl_handle *h = p;
+
+	if (!h || atomic_load_explicit(&h->magic, memory_order_acquire) !=
+			  RBDL_HANDLE_WHOLE)
+		return NULL;
+	return h->whole;
 }
 
 /* The current backing view (parent.h); never NULL once the image is open. */

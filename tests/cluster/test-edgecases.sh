@@ -12,6 +12,13 @@
 # survive, where librbdlite must return -EINVAL (or a sane value) and not
 # crash; each of its lines is a sub-test too.
 #
+# Then the same two tables on format 1 images (made with
+# RBD_FORCE_ALLOW_V1, as librbd requires), which the system's librbd
+# serves whole under librbdlite (lib/api/whole.h): the differential table
+# must match librbd's line for line (the format 1 block name prefix, which
+# differs per image, aside), and the misuse table must pass on such a
+# handle too.
+#
 # Allowed differences: none are normalised here.  The one freedom that
 # librbd-api.md documents for these cases -- a partial discard may zero
 # more than librbd does -- is taken care of in edgecases.c itself, which
@@ -54,12 +61,15 @@ seq 1 400000 | head -c 1048576 |
 seq 7000000 7400000 | head -c 1048576 |
     dd of="$BASE" bs=1M seek=8 conv=notrunc status=none
 
-# make_image NAME: import BASE and snapshot it as @s1.
+# make_image NAME [IMPORT ARGS]: import BASE and snapshot it as @s1.
 make_image() {
-    IMAGES+=("$1")
-    timeout -k 10 "$TMO" rbd import --no-progress --image-feature layering \
-        "$BASE" "$POOL/$1" >"$WORK/mk.log" 2>&1 &&
-        timeout -k 10 "$TMO" rbd snap create --no-progress "$POOL/$1@s1" \
+    local name=$1
+    shift
+    (($#)) || set -- --image-feature layering
+    IMAGES+=("$name")
+    timeout -k 10 "$TMO" rbd import --no-progress "$@" \
+        "$BASE" "$POOL/$name" >"$WORK/mk.log" 2>&1 &&
+        timeout -k 10 "$TMO" rbd snap create --no-progress "$POOL/$name@s1" \
             >>"$WORK/mk.log" 2>&1
 }
 
@@ -145,6 +155,41 @@ while IFS= read -r l; do
 done <"$OUT"
 if ! grep -q '^lite-only: .* ok, 0 failed$' "$OUT" || ((nonly < 20)); then
     fail "edgecases-lite --lite-only did not finish its table ($nonly cases)"
+fi
+
+# ---- format 1 images, served whole by the system's librbd -----------------
+
+export RBD_FORCE_ALLOW_V1=1
+F1=()
+for i in edge1-$$-librbd edge1-$$-lite edge1-$$-liteonly; do
+    if make_image "$i" --image-format 1; then
+        F1+=("$i")
+    else
+        sed 's/^/    | /' "$WORK/mk.log"
+        fail "create format 1 image $i"
+    fi
+done
+if ((${#F1[@]} == 3)); then
+    rbdl_run_prog "edgecases-librbd (format 1)" "$WORK/ref1.out" "$TMO" "$REF" "$POOL" "${F1[0]}"
+    rbdl_run_prog "edgecases-lite (format 1)" "$WORK/lite1.out" "$TMO" "$LITE" "$POOL" "${F1[1]}"
+    norm() { sed -E 's/block_name_prefix=rb\.0\.[0-9a-f.]+/block_name_prefix=rb.0.X/' "$1"; }
+    n1=$(wc -l <"$WORK/ref1.out")
+    if ((n1 < 100)); then
+        fail "format 1: only $n1 cases from edgecases-librbd (expected the full table)"
+    elif diff <(norm "$WORK/ref1.out") <(norm "$WORK/lite1.out") >"$WORK/f1.diff"; then
+        pass "format 1: all $n1 cases answered as librbd's"
+    else
+        fail "format 1: cases answered differently (< librbd, > librbdlite)"
+        head -n 40 "$WORK/f1.diff" | sed 's/^/    | /'
+    fi
+    OUT=$WORK/only1.out
+    rbdl_run_prog "edgecases-lite --lite-only (format 1)" "$OUT" "$TMO" "$LITE" --lite-only "$POOL" "${F1[2]}"
+    if grep -q '^lite-only: .* ok, 0 failed$' "$OUT"; then
+        pass "format 1: $(grep '^lite-only: ' "$OUT")"
+    else
+        fail "format 1: edgecases-lite --lite-only failed or did not finish"
+        grep -v ' ok$' "$OUT" | head -n 20 | sed 's/^/    | /'
+    fi
 fi
 
 rbdl_summary
