@@ -378,11 +378,28 @@ ssize_t rbdl_real_io_sync(rbd_image_t h, const struct rbdl_io_args *a)
 	return J.ok ? j_sync(h, a) : -EOPNOTSUPP;
 }
 
+/* Start t on h with a real completion whose callback gets arg (done); w,
+ * the wrapper arg belongs to if any, is freed if the start fails. */
+static int j_start_with(rbd_image_t h, const struct rbdl_io_args *t,
+			void *arg, rbd_callback_t done, void *w)
+{
+	rbd_completion_t rc;
+	int r = J.create_completion(arg, done, &rc);
+
+	if (r == 0) {
+		r = j_start(h, t, rc);
+		if (r >= 0)
+			return 0;
+		J.release(rc);
+	}
+	free(w);
+	return r;
+}
+
 int rbdl_real_io_aio(rbd_image_t h, struct rbdl_comp *c,
 		     const struct rbdl_io_args *a)
 {
-	rbd_completion_t rc;
-	int r;
+	struct rbdl_io_args t = *a;
 
 	pthread_once(&j_once, j_resolve);
 	if (!J.ok)
@@ -390,49 +407,24 @@ int rbdl_real_io_aio(rbd_image_t h, struct rbdl_comp *c,
 	if (a->op == RBDL_OP_READ && a->iov) {
 		struct j_readv *jr = malloc(sizeof(*jr) + (size_t)a->iovcnt *
 							  sizeof(jr->iov[0]));
-		struct rbdl_io_args t = *a;
 
 		if (!jr)
 			return -ENOMEM;
 		jr->c = c;
 		memcpy(jr->iov, a->iov, (size_t)a->iovcnt * sizeof(jr->iov[0]));
 		t.iov = jr->iov;
-		r = J.create_completion(jr, j_done_readv, &rc);
-		if (r == 0) {
-			r = j_start(h, &t, rc);
-			if (r >= 0)
-				return 0;
-			J.release(rc);
-		}
-		free(jr);
-		return r;
+		return j_start_with(h, &t, jr, j_done_readv, jr);
 	}
 	if (a->op == RBDL_OP_CAW && !a->mismatch_off) {
 		struct j_caw *jc = malloc(sizeof(*jc));
-		struct rbdl_io_args t = *a;
 
 		if (!jc)
 			return -ENOMEM;
 		jc->c = c;
 		t.mismatch_off = &jc->mismatch_off;
-		r = J.create_completion(jc, j_done_caw, &rc);
-		if (r == 0) {
-			r = j_start(h, &t, rc);
-			if (r >= 0)
-				return 0;
-			J.release(rc);
-		}
-		free(jc);
-		return r;
+		return j_start_with(h, &t, jc, j_done_caw, jc);
 	}
-	r = J.create_completion(c, j_done, &rc);
-	if (r < 0)
-		return r;
-	r = j_start(h, a, rc);
-	if (r >= 0)
-		return 0;
-	J.release(rc);
-	return r;
+	return j_start_with(h, &t, c, j_done, NULL);
 }
 
 static void j_submit(struct rbdl_image *img, struct rbdl_comp *c,

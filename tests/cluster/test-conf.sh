@@ -110,11 +110,11 @@ check() {
     fi
 }
 
-# scen LABEL EXPECT N [ENV=VALUE...] -- [CMD...]: the probe (or CMD) on
-# the twins cN-l / cN-r with the environment given.
-scen() {
-    local label=$1 want=$2 n=$3 env=()
-    shift 3
+# on_twins N [ENV=VALUE...] -- [CMD...]: the probe (or CMD) on the twins
+# cN-r and cN-l with the environment given; outputs in r.out and l.out.
+on_twins() {
+    local n=$1 env=()
+    shift
     while (($#)) && [[ $1 != -- ]]; do
         env+=("$1")
         shift
@@ -123,6 +123,13 @@ scen() {
     (($#)) || set -- "${PROBE[@]}"
     op_env "$REF" "c$n-r" "${env[@]}" -- "$@" >"$TMP/r.out" 2>"$TMP/r.err"
     op_env "$LITE" "c$n-l" "${env[@]}" -- "$@" >"$TMP/l.out" 2>"$TMP/l.err"
+}
+
+# scen LABEL EXPECT N [ENV=VALUE...] -- [CMD...]: on_twins, then check.
+scen() {
+    local label=$1 want=$2 n=$3
+    shift 3
+    on_twins "$n" "$@"
     check "$label" "$n" "$want"
 }
 
@@ -281,15 +288,9 @@ fi
 # ws_scen LABEL N WANT [ENV=VALUE...] -- CMD...: WANT: the number of
 # allocated extents the final whole-object diff must list.
 ws_scen() {
-    local label=$1 n=$2 want=$3 env=() gl gr
+    local label=$1 n=$2 want=$3 gl gr
     shift 3
-    while [[ $1 != -- ]]; do
-        env+=("$1")
-        shift
-    done
-    shift
-    op_env "$REF" "c$n-r" "${env[@]}" -- "$@" diff - 0 size 0 1 >"$TMP/r.out" 2>"$TMP/r.err"
-    op_env "$LITE" "c$n-l" "${env[@]}" -- "$@" diff - 0 size 0 1 >"$TMP/l.out" 2>"$TMP/l.err"
+    on_twins "$n" "$@" diff - 0 size 0 1
     gr=$(grep -cE '^  [0-9]+ [0-9]+ 1$' "$TMP/r.out")
     gl=$(grep -cE '^  [0-9]+ [0-9]+ 1$' "$TMP/l.out")
     if ((gr != want)); then
