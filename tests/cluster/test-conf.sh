@@ -88,26 +88,29 @@ twins() {
         { fail "c$n: rbd create"; show "$TMP/create.log"; return 1; }
 }
 
-# check LABEL N EXPECT: compare the two outputs (l.out, r.out) with each
-# other and with the expected Z/K letters.
-check() {
-    local label=$1 n=$2 want=$3 gl gr
-    gl=$(zk "$TMP/l.out")
-    gr=$(zk "$TMP/r.out")
+# judge LABEL N WANT GOT_REF GOT_LITE WHAT: each side's result (WHAT
+# names it) must be WANT, and the two outputs (r.out, l.out) equal.
+judge() {
+    local label=$1 n=$2 want=$3 gr=$4 gl=$5 what=$6
     if [[ $gr != "$want" ]]; then
-        fail "$label: librbd read back $gr, expected $want"
+        fail "$label: librbd: $what $gr, expected $want"
         show "$TMP/r.out"
         show "$TMP/r.err" 5
     elif [[ $gl != "$want" ]]; then
-        fail "$label: librbdlite read back $gl, expected $want (librbd: $gr)"
+        fail "$label: librbdlite: $what $gl, expected $want (librbd: $gr)"
         show "$TMP/l.out"
         show "$TMP/l.err" 5
     elif ! cmp -s "$TMP/l.out" "$TMP/r.out"; then
         fail "$label: outputs differ (< librbd, > librbdlite)"
         diff "$TMP/r.out" "$TMP/l.out" | show -
     else
-        pass "$label: $gl on both (c$n)"
+        pass "$label: $what $gl on both (c$n)"
     fi
+}
+
+# check LABEL N EXPECT: the expected Z/K letters on both sides.
+check() {
+    judge "$1" "$2" "$3" "$(zk "$TMP/r.out")" "$(zk "$TMP/l.out")" "read back"
 }
 
 # on_twins N [ENV=VALUE...] -- [CMD...]: the probe (or CMD) on the twins
@@ -288,25 +291,12 @@ fi
 # ws_scen LABEL N WANT [ENV=VALUE...] -- CMD...: WANT: the number of
 # allocated extents the final whole-object diff must list.
 ws_scen() {
-    local label=$1 n=$2 want=$3 gl gr
+    local label=$1 n=$2 want=$3
     shift 3
     on_twins "$n" "$@" diff - 0 size 0 1
-    gr=$(grep -cE '^  [0-9]+ [0-9]+ 1$' "$TMP/r.out")
-    gl=$(grep -cE '^  [0-9]+ [0-9]+ 1$' "$TMP/l.out")
-    if ((gr != want)); then
-        fail "$label: librbd left $gr allocated extents, expected $want"
-        show "$TMP/r.out"
-        show "$TMP/r.err" 5
-    elif ((gl != want)); then
-        fail "$label: librbdlite left $gl allocated extents, expected $want"
-        show "$TMP/l.out"
-        show "$TMP/l.err" 5
-    elif ! cmp -s "$TMP/l.out" "$TMP/r.out"; then
-        fail "$label: outputs differ (< librbd, > librbdlite)"
-        diff "$TMP/r.out" "$TMP/l.out" | show -
-    else
-        pass "$label: $gl allocated extents on both (c$n)"
-    fi
+    judge "$label" "$n" "$want" \
+        "$(grep -cE '^  [0-9]+ [0-9]+ 1$' "$TMP/r.out")" \
+        "$(grep -cE '^  [0-9]+ [0-9]+ 1$' "$TMP/l.out")" "allocated extents:"
 }
 WS_NO=CEPH_ARGS=--rbd_discard_on_zeroed_write_same=false
 twins 20 && ws_scen "zeroed writesame over written data discards" 20 0 \
