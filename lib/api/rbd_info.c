@@ -306,7 +306,8 @@ RBDL_API void rbd_config_image_list_cleanup(rbd_config_option_t *options,
  * destname is taken, -ENOENT if srcname does not exist.  Runs as
  * exclusive-lock owner on images with the feature, as librbd's rename.
  * A journaled image is renamed by the system's librbd (which journals it;
- * -EOPNOTSUPP without one).
+ * -EOPNOTSUPP without one), and so is an image it serves whole (format 1,
+ * an import's destination; without one, the open's error).
  */
 RBDL_API int rbd_rename(rados_ioctx_t src_io_ctx, const char *srcname,
 			const char *destname)
@@ -319,8 +320,11 @@ RBDL_API int rbd_rename(rados_ioctx_t src_io_ctx, const char *srcname,
 	r = rbdl_op_rename(src_io_ctx, srcname, destname, &need_real);
 	if (!need_real)
 		return r;
-	/* a journaled image: librbd journals the rename */
-	RBDL_FORWARD(rbd_rename, src_io_ctx, srcname, destname);
+	/* a journaled image (librbd journals the rename), or one the
+	 * system's librbd serves whole (api/whole.h) */
+	__typeof__(&rbd_rename) real = RBDL_REAL_FN(rbd_rename);
+
+	return real ? real(src_io_ctx, srcname, destname) : r;
 }
 
 /*

@@ -402,6 +402,8 @@ int rbdl_op_rename(rados_ioctx_t io, const char *srcname, const char *dstname,
 	struct rbdl_handle *h;
 	int r = rbdl_image_open(io, srcname, NULL, NULL, false, &h);
 
+	if (r == -EOPNOTSUPP || r == -ENOSYS)
+		*need_real = true;	/* format 1, an import's destination */
 	if (r < 0)
 		return r;
 	struct rbdl_image *img = h->img;

@@ -2243,8 +2243,11 @@ def s_format1(x):
     if a:
         t.c('A3.remove_snap', a.remove_snap, 's1')
         x.close(a)
-    t.c('RBD.remove', r.remove, io0, V(name))
-    t.c('RBD.list', lambda: [n for n in r.list(io0) if n == name])
+    t.c('RBD.rename', r.rename, io0, V(name), V(name + 'r'))
+    t.c('RBD.list', lambda: [n for n in r.list(io0) if n.startswith(name)])
+    t.c('RBD.trash_move', r.trash_move, io0, V(name + 'r'), 0)
+    t.c('RBD.remove', r.remove, io0, V(name + 'r'))
+    t.c('RBD.list', lambda: [n for n in r.list(io0) if n.startswith(name)])
 
 
 def whole_image_calls(x, a, n):
