@@ -46,6 +46,18 @@
  *   copy2 SPEC IMAGE SNAP|- DSPEC DNAME [p [CBRET]]
  *                       rbd_copy2 (with p: rbd_copy_with_progress2)
  *                       into an existing image
+ *   kids SPEC IMAGE     rbd_list_children3 and rbd_list_descendants of
+ *                       the image at HEAD: the count, then "pool/image
+ *                       trash" per entry (no ids: pools may differ)
+ *   snap SPEC IMAGE NAME, snaprm SPEC IMAGE NAME
+ *                       rbd_snap_create, rbd_snap_remove
+ *   snaps SPEC IMAGE    rbd_snap_list: "namespace name" per snapshot (the
+ *                       name of a non-user one printed as "-")
+ *   create SPEC IMAGE SIZE FEATURES
+ *                       rbd_create2 (default order)
+ *   remove SPEC IMAGE   rbd_remove
+ *   mkpool NAME, rmpool NAME
+ *                       create (and rbd_pool_init) or delete a pool
  *   nulls SPEC          NULL-argument calls librbd survives
  *   litenulls SPEC IMAGE  NULL arguments librbd would crash on (for
  *                       cloneapi-lite only): each must give -EINVAL;
@@ -682,6 +694,114 @@ static int do_litenulls(char **t, int n)
 	return bad ? -1000 - bad : 0;
 }
 
+static int do_kids(char **t, int n)
+{
+	rados_ioctx_t io;
+	rbd_image_t img;
+	int r;
+
+	if (n < 3)
+		return -999;
+	r = open_image(t[1], t[2], NULL, false, &io, &img);
+	if (r < 0)
+		return r;
+	for (int d = 0; d < 2; d++) {
+		rbd_linked_image_spec_t v[16];
+		size_t max = 16;
+		int s = d ? rbd_list_descendants(img, v, &max)
+			  : rbd_list_children3(img, v, &max);
+
+		printf("  %s = %d n=%zu\n",
+		       d ? "list_descendants" : "list_children3", s,
+		       s < 0 ? 0 : max);
+		for (size_t i = 0; s >= 0 && i < max; i++) {
+			printf("    %s/%s trash=%d\n", str(v[i].pool_name),
+			       str(v[i].image_name), v[i].trash);
+			rbd_linked_image_spec_cleanup(&v[i]);
+		}
+	}
+	rbd_close(img);
+	rados_ioctx_destroy(io);
+	return 0;
+}
+
+static int do_snapcmd(char **t, int n)
+{
+	rados_ioctx_t io;
+	rbd_image_t img;
+	int r;
+
+	if (n < (strcmp(t[0], "snaps") ? 4 : 3))
+		return -999;
+	r = open_image(t[1], t[2], NULL, false, &io, &img);
+	if (r < 0)
+		return r;
+	if (!strcmp(t[0], "snap")) {
+		r = rbd_snap_create(img, t[3]);
+	} else if (!strcmp(t[0], "snaprm")) {
+		r = rbd_snap_remove(img, t[3]);
+	} else {
+		rbd_snap_info_t v[16];
+		int max = 16;
+
+		r = rbd_snap_list(img, v, &max);
+		for (int i = 0; i < r; i++) {
+			rbd_snap_namespace_type_t ns = -1;
+
+			rbd_snap_get_namespace_type(img, v[i].id, &ns);
+			printf("    %d %s\n", (int)ns, ns ? "-" : v[i].name);
+		}
+		if (r >= 0)
+			rbd_snap_list_end(v);
+	}
+	rbd_close(img);
+	rados_ioctx_destroy(io);
+	return r;
+}
+
+static int do_remove(char **t, int n)
+{
+	rados_ioctx_t io;
+	int order = 0, r;
+
+	if (n < (strcmp(t[0], "create") ? 3 : 5))
+		return -999;
+	io = ioctx_for(t[1]);
+	if (!io)
+		return -998;
+	if (!strcmp(t[0], "create"))
+		r = rbd_create2(io, t[2], strtoull(t[3], NULL, 0),
+				strtoull(t[4], NULL, 0), &order);
+	else
+		r = rbd_remove(io, t[2]);
+	rados_ioctx_destroy(io);
+	return r;
+}
+
+static int do_pool(char **t, int n)
+{
+	rados_ioctx_t io;
+	int r;
+
+	if (n < 2)
+		return -999;
+	if (!strcmp(t[0], "rmpool")) {
+		r = rados_pool_delete(cluster, t[1]);
+		if (r == 0)
+			r = rados_wait_for_latest_osdmap(cluster);
+		return r;
+	}
+	r = rados_pool_create(cluster, t[1]);
+	if (r < 0)
+		return r;
+	io = ioctx_for(t[1]);
+	if (!io)
+		return -998;
+	r = rbd_pool_init(io, true);
+	rados_ioctx_destroy(io);
+	return r;
+}
+
 int main(void)
 {
 	char line[4096];
@@ -729,6 +849,15 @@ int main(void)
 			r = do_copy(t, n);
 		else if (!strcmp(t[0], "copy2"))
 			r = do_copy2(t, n);
+		else if (!strcmp(t[0], "kids"))
+			r = do_kids(t, n);
+		else if (!strcmp(t[0], "snap") || !strcmp(t[0], "snaprm") ||
+			 !strcmp(t[0], "snaps"))
+			r = do_snapcmd(t, n);
+		else if (!strcmp(t[0], "remove") || !strcmp(t[0], "create"))
+			r = do_remove(t, n);
+		else if (!strcmp(t[0], "mkpool") || !strcmp(t[0], "rmpool"))
+			r = do_pool(t, n);
 		else if (!strcmp(t[0], "litenulls"))
 			r = do_litenulls(t, n);
 		else if (!strcmp(t[0], "nulls"))

@@ -736,4 +736,60 @@ else
     fail "refused deep copies left $left images behind"
 fi
 
+# ---- J: what removals take with them (clone v2) ---------------------------
+# The last child of a snapshot in the trash namespace takes it along, when
+# it is removed or flattened; a snapshot removal detaches the children
+# whose pool was deleted (list_children3 / list_descendants then report
+# the rest, as librbd's SnapRemoveWithChildMissing test expects).  The
+# pools of the deleted-pool case are each side's own.
+cat >"$TMP/J.txt" <<EOF
+create $POOL Xj1 4194304 1
+snap $POOL Xj1 s
+clone3 $POOL Xj1 s $POOL Xj1a clone_format=2
+clone3 $POOL Xj1 s $POOL Xj1b clone_format=2
+clone3 $POOL Xj1 s $POOL Xj1c clone_format=2
+snaprm $POOL Xj1 s
+snaps $POOL Xj1
+remove $POOL Xj1a
+snaps $POOL Xj1
+flatten0 $POOL Xj1b
+snaps $POOL Xj1
+remove $POOL Xj1
+remove $POOL Xj1c
+snaps $POOL Xj1
+remove $POOL Xj1
+remove $POOL Xj1b
+create $POOL Xj2 4194304 1
+snap $POOL Xj2 t
+clone3 $POOL Xj2 t $POOL Xj2a clone_format=2
+snaprm $POOL Xj2 t
+flatten0 $POOL Xj2a
+snaps $POOL Xj2
+remove $POOL Xj2
+remove $POOL Xj2a
+mkpool Xjp1
+mkpool Xjp2
+create Xjp1 Xpar 4194304 1
+snap Xjp1 Xpar snap1
+snap Xjp1 Xpar snap2
+clone3 Xjp1 Xpar snap1 Xjp2 Xchild1 clone_format=2
+clone3 Xjp1 Xpar snap2 Xjp1 Xchild2 clone_format=2
+clone3 Xjp1 Xpar snap2 Xjp2 Xchild3 clone_format=2
+kids Xjp1 Xpar
+rmpool Xjp2
+kids Xjp1 Xpar
+snaprm Xjp1 Xpar snap1
+kids Xjp1 Xpar
+remove Xjp1 Xchild2
+kids Xjp1 Xpar
+snaprm Xjp1 Xpar snap2
+kids Xjp1 Xpar
+snaps Xjp1 Xpar
+remove Xjp1 Xpar
+rmpool Xjp1
+EOF
+run_phase J
+expect J "remove $POOL Xj1c" 0
+expect J "snaprm Xjp1 Xpar snap1" 0
+
 rbdl_summary
