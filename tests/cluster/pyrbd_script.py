@@ -2457,6 +2457,13 @@ SECTIONS = [
 
 def run_section(prefix, name):
     fn = dict(SECTIONS)[name]
+    # PYRBD_ABORT_ONCE=SECTION:FILE aborts SECTION the first time (while
+    # FILE does not exist): how test-python.sh's rerun of a reference
+    # section that crashed inside librbd is exercised.
+    once = os.environ.get('PYRBD_ABORT_ONCE', '').split(':', 1)
+    if len(once) == 2 and once[0] == name and not os.path.exists(once[1]):
+        open(once[1], 'w').close()
+        os.abort()
     x = Ctx(prefix, name, sys.stdout)
     try:
         fn(x)

@@ -160,7 +160,11 @@ run() {
     "${pre[@]}" PYRBD_TIMES=1 timeout -k 10 "$RUN_TMO" "$PY" "$SCRIPT" run "$prefix" "${SECTIONS[@]}" \
         >"$TMP/$mode.txt" 2>"$TMP/$mode.err"
     rc=$?
+    RUN_RC=$rc
     echo "$PROG: $mode run: $((SECONDS - t0)) s, exit status $rc" >&2
+    # the reference's crashes may be librbd's own: judged after reruns
+    [[ $mode == librbd ]] && ((rc == 134 || rc == 1)) &&
+        grep -q '^!! section [^:]*: CRASH' "$TMP/$mode.txt" && return 0
     if ((rc == 0)); then
         pass "$mode: every section ran to its end"
     else
@@ -198,7 +202,45 @@ while IFS= read -r line; do
     fi
 done < <(grep -v '^#' "$KNOWN_FILE")
 
+# rerun_crashed_reference: librbd 16.2.15 itself aborts now and then
+# (seen: "terminate called after throwing std::system_error" in a failed
+# clone's clean-up, about one section run in fifteen).  A section of the
+# reference run that crashed is run again by itself on a fresh namespace,
+# up to twice, and its clean transcript replaces the crashed one; each
+# rerun is reported.  Script errors (EXIT) and timeouts are not retried.
+rerun_crashed_reference() {
+    local s try prefix
+    for s in $(sed -n 's/^!! section \([^:]*\): CRASH.*/\1/p' "$TMP/librbd.txt"); do
+        for try in 1 2; do
+            prefix=$UNIQ${try}r$s
+            PREFIXES+=("$prefix")
+            timeout -k 5 60 env -u LD_PRELOAD -u LD_LIBRARY_PATH "$PY" "$SCRIPT" setup "$prefix" \
+                >"$TMP/setup-rerun.log" 2>&1 || continue
+            timeout -k 10 "$RUN_TMO" env -u LD_PRELOAD -u LD_LIBRARY_PATH "$PY" "$SCRIPT" \
+                run "$prefix" "$s" >"$TMP/rerun.txt" 2>"$TMP/rerun.err" || continue
+            grep -q '^!! section' "$TMP/rerun.txt" && continue
+            awk -v s="== section $s" -v f="$TMP/rerun.txt" '
+                $0 == s { while ((getline l < f) > 0) print l; skip = 1; next }
+                /^== section / { skip = 0 }
+                !skip' "$TMP/librbd.txt" >"$TMP/librbd.new" &&
+                mv "$TMP/librbd.new" "$TMP/librbd.txt"
+            echo "$PROG: the reference run of section $s crashed inside librbd; rerun $try ran clean" >&2
+            pass "librbd: section $s rerun clean after librbd crashed in it (attempt $try)"
+            break
+        done
+    done
+}
+
 run librbd
+if ((RUN_RC != 0)); then
+    rerun_crashed_reference
+    if ((${#SECTIONS[@]} == $(grep -c '^== section ' "$TMP/librbd.txt"))) &&
+        ! grep -q '^!! section' "$TMP/librbd.txt"; then
+        pass "librbd: every section ran to its end (crashed ones rerun)"
+    else
+        fail "librbd: every section ran to its end" "exit status $RUN_RC; $(grep '^!! section' "$TMP/librbd.txt" | head -n 3 | tr '\n' ' ')"
+    fi
+fi
 if grep -q '^!! section' "$TMP/librbd.txt"; then
     # The reference itself did not get through: a bug in the script or the
     # cluster; the comparisons below would mean little.
