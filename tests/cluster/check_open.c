@@ -417,16 +417,35 @@ START_TEST(test_owner_after_blocklist)
 }
 END_TEST
 
-START_TEST(test_format1_refused)
+START_TEST(test_format1_whole)
 {
-	const char *name = th_name("fmt1");
+	const char *name = th_name("fmt1"), *bogus = th_name("fmt1b");
 	rbd_image_t img;
+	uint8_t old = 0;
+	char w[4096], r[4096];
 
-	/* A format 1 header object: "<name>.rbd" without rbd_id.<name>. */
+	/* A format 1 image is served whole by the system's librbd. */
+	ck_assert_int_eq(th_sh("RBD_FORCE_ALLOW_V1=1 rbd create --image-format 1 "
+			       "--size 8M %s/%s >/dev/null 2>&1", t.pool, name),
+			 0);
+	ck_assert_int_eq(rbd_open(t.io, name, &img, NULL), 0);
+	ck_assert_int_eq(rbd_get_old_format(img, &old), 0);
+	ck_assert_uint_eq(old, 1);
+	memset(w, 0x5a, sizeof(w));
+	ck_assert_int_eq(rbd_write(img, 4096, sizeof(w), w), sizeof(w));
+	ck_assert_int_eq(rbd_read(img, 4096, sizeof(r), r), sizeof(r));
+	ck_assert(!memcmp(w, r, sizeof(w)));
+	ck_assert_int_eq(rbd_get_old_format(img, NULL), -EINVAL);
+	ck_assert_int_eq(rbd_close(img), 0);
+	ck_assert_int_eq(rbd_close(img), -EINVAL);
+	ck_assert_int_eq(rbd_read(img, 0, sizeof(r), r), -EINVAL);
+	ck_assert_int_eq(rbd_remove(t.io, name), 0);
+
+	/* A malformed format 1 header: the system's librbd's answer. */
 	ck_assert_int_eq(th_sh("printf '<<< Rados Block Device Image >>>\\n' | "
-			       "rados -p %s put %s.rbd -", t.pool, name), 0);
-	ck_assert_int_eq(rbd_open(t.io, name, &img, NULL), -EOPNOTSUPP);
-	th_sh("rados -p %s rm %s.rbd", t.pool, name);
+			       "rados -p %s put %s.rbd -", t.pool, bogus), 0);
+	ck_assert_int_eq(rbd_open(t.io, bogus, &img, NULL), -EIO);
+	th_sh("rados -p %s rm %s.rbd", t.pool, bogus);
 }
 END_TEST
 
@@ -464,7 +483,7 @@ int main(void)
 	tcase_add_test(tc, test_namespace);
 	tcase_add_test(tc, test_feature_gate);
 	tcase_add_test(tc, test_owner_after_blocklist);
-	tcase_add_test(tc, test_format1_refused);
+	tcase_add_test(tc, test_format1_whole);
 	tcase_add_test(tc, test_closed_and_bogus_handles);
 	suite_add_tcase(s, tc);
 	return th_run(s);
