@@ -51,6 +51,8 @@ static void flush_check(struct rbdl_image *img, bool deferred)
 			atomic_store(&fq->active, false);
 		}
 		pthread_mutex_unlock(&fq->lock);
+		if (list)
+			rbdl_wa_acks_before_flush(img, deferred);
 		while (list) {
 			struct rbdl_comp *n = list->dnext;
 

@@ -29,4 +29,10 @@ void rbdl_flush_op_end(struct rbdl_image *img, unsigned parity,
  * requests before it drained. */
 void rbdl_flush_submit(struct rbdl_image *img, struct rbdl_comp *c);
 
+/* writearound.c: before flushes complete, deliver now the early
+ * acknowledgements still waiting for the callback lane, so that every
+ * write acknowledged before a flush completes before it, as in librbd
+ * (deferred: through librados' finisher, as the flushes then are). */
+void rbdl_wa_acks_before_flush(struct rbdl_image *img, bool deferred);
+
 #endif /* RBDL_IO_FLUSH_H */

@@ -275,6 +275,36 @@ static void ack_drain(struct rbdl_wa *wa)
 	}
 }
 
+void rbdl_wa_acks_before_flush(struct rbdl_image *img, bool deferred)
+{
+	struct rbdl_wa *wa = &img->wa;
+	struct rbdl_comp *c, *fifo = NULL;
+
+	/* Relaxed: a stale empty answer only means no ack was pushed before
+	 * the flush's own writes finished (pushes happen at submission). */
+	if (!atomic_load_explicit(&wa->acks, memory_order_relaxed))
+		return;
+	if (!deferred) {
+		ack_drain(wa);
+		return;
+	}
+	/* Acquire: as ack_drain's. */
+	c = atomic_exchange_explicit(&wa->acks, NULL, memory_order_acquire);
+	while (c) {	/* the stack is newest first */
+		struct rbdl_comp *next = c->dnext;
+
+		c->dnext = fifo;
+		fifo = c;
+		c = next;
+	}
+	while (fifo) {
+		struct rbdl_comp *next = fifo->dnext;
+
+		rbdl_comp_complete_deferred(fifo, 0, img->defer_io);
+		fifo = next;
+	}
+}
+
 /* The callback lane's task: deliver the acknowledgements pushed. */
 static void ack_run(struct rbdl_ctl_task *t)
 {
