@@ -397,8 +397,21 @@ static int do_verify(rbd_image_t img, const char *state)
 
 		for (size_t i = 0; i < BS && zero; i++)
 			zero = buf[i] == 0;
-		if (zero && !acked[b])
-			continue;	/* never acknowledged, never landed */
+		if (zero) {
+			/* Never landed: a durable write lost, an early
+			 * acknowledgement the fault undid (the block's first
+			 * write, acknowledged but not flushed), or nothing
+			 * acknowledged at all. */
+			if (durable[b]) {
+				fprintf(stderr, "faultio: block %" PRIu64
+					": zeros, durable %" PRIu64 "\n", b,
+					durable[b]);
+				lost++;
+			} else if (acked[b]) {
+				unflushed++;
+			}
+			continue;
+		}
 		if (h.magic != MAGIC || h.block != b ||
 		    h.crc != crc32(buf + sizeof(h), BS - sizeof(h))) {
 			fprintf(stderr, "faultio: block %" PRIu64 ": bad "
