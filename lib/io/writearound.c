@@ -251,8 +251,8 @@ void rbdl_wa_end(struct rbdl_req *req, ssize_t rval)
 	}
 }
 
-/* Deliver what is stacked on wa->acks, oldest first. */
-static void ack_drain(struct rbdl_wa *wa)
+/* Take what is stacked on wa->acks, oldest first (NULL: nothing). */
+static struct rbdl_comp *acks_take(struct rbdl_wa *wa)
 {
 	/* Acquire: pairs with the pushes' release, for each completion's
 	 * armed state. */
@@ -267,48 +267,38 @@ static void ack_drain(struct rbdl_wa *wa)
 		fifo = c;
 		c = next;
 	}
+	return fifo;
+}
+
+/* Complete a list of acks_take with 0: here, or through librados'
+ * finisher when defer_io is set (inside a submit call). */
+static void acks_complete(struct rbdl_comp *fifo, rados_ioctx_t defer_io)
+{
 	while (fifo) {
 		struct rbdl_comp *next = fifo->dnext;
 
-		rbdl_comp_complete(fifo, 0);
+		if (defer_io)
+			rbdl_comp_complete_deferred(fifo, 0, defer_io);
+		else
+			rbdl_comp_complete(fifo, 0);
 		fifo = next;
 	}
 }
 
 void rbdl_wa_acks_before_flush(struct rbdl_image *img, bool deferred)
 {
-	struct rbdl_wa *wa = &img->wa;
-	struct rbdl_comp *c, *fifo = NULL;
-
 	/* Relaxed: a stale empty answer only means no ack was pushed before
 	 * the flush's own writes finished (pushes happen at submission). */
-	if (!atomic_load_explicit(&wa->acks, memory_order_relaxed))
-		return;
-	if (!deferred) {
-		ack_drain(wa);
-		return;
-	}
-	/* Acquire: as ack_drain's. */
-	c = atomic_exchange_explicit(&wa->acks, NULL, memory_order_acquire);
-	while (c) {	/* the stack is newest first */
-		struct rbdl_comp *next = c->dnext;
-
-		c->dnext = fifo;
-		fifo = c;
-		c = next;
-	}
-	while (fifo) {
-		struct rbdl_comp *next = fifo->dnext;
-
-		rbdl_comp_complete_deferred(fifo, 0, img->defer_io);
-		fifo = next;
-	}
+	if (atomic_load_explicit(&img->wa.acks, memory_order_relaxed))
+		acks_complete(acks_take(&img->wa),
+			      deferred ? img->defer_io : NULL);
 }
 
 /* The callback lane's task: deliver the acknowledgements pushed. */
 static void ack_run(struct rbdl_ctl_task *t)
 {
-	ack_drain(container_of(t, struct rbdl_wa, ack_task));
+	acks_complete(acks_take(container_of(t, struct rbdl_wa, ack_task)),
+		      NULL);
 }
 
 void rbdl_wa_ack(struct rbdl_req *req, bool in_submit)
@@ -332,7 +322,7 @@ void rbdl_wa_ack(struct rbdl_req *req, bool in_submit)
 		}
 		pthread_mutex_unlock(&wa->mu);
 	}
-	/* Release: the task sees the completion as armed (ack_drain). */
+	/* Release: the task sees the completion as armed (acks_take). */
 	head = atomic_load_explicit(&wa->acks, memory_order_relaxed);
 	do
 		c->dnext = head;
@@ -344,16 +334,8 @@ void rbdl_wa_ack(struct rbdl_req *req, bool in_submit)
 	 * (ack_run takes the whole stack, so a later push finds it empty
 	 * and kicks again).  If no lane thread can run, librados' threads
 	 * deliver what is stacked (a later run of the task finds less). */
-	if (!head && rbdl_ctl_kick(&wa->ack_task) < 0) {
-		c = atomic_exchange_explicit(&wa->acks, NULL,
-					     memory_order_acquire);
-		while (c) {
-			struct rbdl_comp *n = c->dnext;
-
-			rbdl_comp_complete_deferred(c, 0, img->defer_io);
-			c = n;
-		}
-	}
+	if (!head && rbdl_ctl_kick(&wa->ack_task) < 0)
+		acks_complete(acks_take(wa), img->defer_io);
 }
 
 void rbdl_wa_user_flush(struct rbdl_image *img)
