@@ -71,13 +71,9 @@ static struct {
 } J;
 static pthread_once_t j_once = PTHREAD_ONCE_INIT;
 
-/* The real definition of fn, without rbdl_real_sym's diagnostic: the
- * caller names the journaled image instead. */
-#define J_SYM(fn)                                                        \
-	__extension__({                                                  \
-		static atomic_int quiet_ = 1;                            \
-		(__typeof__(&fn))rbdl_real_sym(#fn, &quiet_);            \
-	})
+/* The real definitions, without rbdl_real_sym's diagnostic: the caller
+ * names the journaled image instead. */
+#define J_SYM(fn) RBDL_REAL_FN_QUIET(fn)
 
 static void j_resolve(void)
 {
@@ -376,6 +372,18 @@ ssize_t rbdl_real_io_sync(rbd_image_t h, const struct rbdl_io_args *a)
 {
 	pthread_once(&j_once, j_resolve);
 	return J.ok ? j_sync(h, a) : -EOPNOTSUPP;
+}
+
+int rbdl_real_comp_make(struct rbdl_comp *c, rbd_completion_t *rc)
+{
+	pthread_once(&j_once, j_resolve);
+	return J.ok ? J.create_completion(c, j_done, rc) : -EOPNOTSUPP;
+}
+
+void rbdl_real_comp_release(rbd_completion_t rc)
+{
+	/* A real completion exists only if the table was complete. */
+	J.release(rc);
 }
 
 /* Start t on h with a real completion whose callback gets arg (done); w,

@@ -71,6 +71,10 @@ int rbdl_journal_route(struct rbdl_image *img, bool any_view,
  * completion c, which the real completion's callback completes; 0, or a
  * negative errno to complete c with (c is then not used).
  * rbdl_real_io_sync: the real synchronous call; its value.
+ * rbdl_real_comp_make: a real completion *rc whose callback completes our
+ * (armed) completion c with its value (0, -EOPNOTSUPP without a real
+ * librbd, -ENOMEM); rbdl_real_comp_release gives back one the real call
+ * did not take.
  */
 struct rbdl_comp;
 struct rbdl_io_args;
@@ -80,5 +84,7 @@ int rbdl_real_io_sanitize(uint64_t size, struct rbdl_io_args *t,
 int rbdl_real_io_aio(rbd_image_t h, struct rbdl_comp *c,
 		     const struct rbdl_io_args *a);
 ssize_t rbdl_real_io_sync(rbd_image_t h, const struct rbdl_io_args *a);
+int rbdl_real_comp_make(struct rbdl_comp *c, rbd_completion_t *rc);
+void rbdl_real_comp_release(rbd_completion_t rc);
 
 #endif /* RBDL_API_JOURNALED_H */

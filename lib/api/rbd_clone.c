@@ -483,7 +483,7 @@ RBDL_API int rbd_deep_copy(rbd_image_t src, rados_ioctx_t dest_io_ctx,
 			   const char *destname, rbd_image_options_t dest_opts)
 {
 	RBDL_ON_WHOLE_OPTS(rbd_deep_copy, src, dest_opts, dest_io_ctx,
-		    destname, WHOLE_OPTS);
+		    destname, real_opts_);
 	return deep_copy(src, dest_io_ctx, destname, dest_opts, NULL, NULL);
 }
 
@@ -499,7 +499,7 @@ RBDL_API int rbd_deep_copy_with_progress(rbd_image_t image,
 					 librbd_progress_fn_t cb, void *cbdata)
 {
 	RBDL_ON_WHOLE_OPTS(rbd_deep_copy_with_progress, image, dest_opts,
-		    dest_io_ctx, destname, WHOLE_OPTS, RBDL_REAL_PROGRESS(cb),
+		    dest_io_ctx, destname, real_opts_, RBDL_REAL_PROGRESS(cb),
 		    cbdata);
 	return deep_copy(image, dest_io_ctx, destname, dest_opts, cb, cbdata);
 }
@@ -584,7 +584,7 @@ RBDL_API int rbd_copy3(rbd_image_t src, rados_ioctx_t dest_io_ctx,
 		       const char *destname, rbd_image_options_t dest_opts)
 {
 	RBDL_ON_WHOLE_OPTS(rbd_copy3, src, dest_opts, dest_io_ctx, destname,
-		    WHOLE_OPTS);
+		    real_opts_);
 	if (!dest_opts)
 		return -EINVAL;
 	return copy_new(src, dest_io_ctx, destname, dest_opts, 0, NULL, NULL);
@@ -597,7 +597,7 @@ RBDL_API int rbd_copy4(rbd_image_t src, rados_ioctx_t dest_io_ctx,
 		       size_t sparse_size)
 {
 	RBDL_ON_WHOLE_OPTS(rbd_copy4, src, dest_opts, dest_io_ctx, destname,
-		    WHOLE_OPTS, sparse_size);
+		    real_opts_, sparse_size);
 	if (!dest_opts)
 		return -EINVAL;
 	return copy_new(src, dest_io_ctx, destname, dest_opts, sparse_size,
@@ -630,7 +630,7 @@ RBDL_API int rbd_copy_with_progress3(rbd_image_t image, rados_ioctx_t dest_p,
 				     librbd_progress_fn_t cb, void *cbdata)
 {
 	RBDL_ON_WHOLE_OPTS(rbd_copy_with_progress3, image, dest_opts, dest_p,
-		    destname, WHOLE_OPTS, RBDL_REAL_PROGRESS(cb), cbdata);
+		    destname, real_opts_, RBDL_REAL_PROGRESS(cb), cbdata);
 	if (!dest_opts)
 		return -EINVAL;
 	return copy_new(image, dest_p, destname, dest_opts, 0, cb, cbdata);
@@ -644,7 +644,7 @@ RBDL_API int rbd_copy_with_progress4(rbd_image_t image, rados_ioctx_t dest_p,
 				     size_t sparse_size)
 {
 	RBDL_ON_WHOLE_OPTS(rbd_copy_with_progress4, image, dest_opts, dest_p,
-		    destname, WHOLE_OPTS, RBDL_REAL_PROGRESS(cb), cbdata,
+		    destname, real_opts_, RBDL_REAL_PROGRESS(cb), cbdata,
 		    sparse_size);
 	if (!dest_opts)
 		return -EINVAL;

@@ -99,6 +99,14 @@ void rbdl_real_opts_free(rbd_image_options_t real_opts);
 		(__typeof__(&fn))rbdl_real_sym(#fn, &warned_);           \
 	})
 
+/* The same without the diagnostic: for callers that say themselves what
+ * cannot be done without a real librbd (journaled.c, whole.c). */
+#define RBDL_REAL_FN_QUIET(fn)                                           \
+	__extension__({                                                  \
+		static atomic_int quiet_ = 1;                            \
+		(__typeof__(&fn))rbdl_real_sym(#fn, &quiet_);            \
+	})
+
 #define RBDL_FORWARD(fn, ...)                                            \
 	do {                                                             \
 		__typeof__(&fn) real_ = RBDL_REAL_FN(fn);                \

@@ -4,7 +4,8 @@
  * Role: recognise, after a native open failed, an image librbdlite cannot
  * open and the system's librbd can (format 1; a migration destination
  * whose source is an import spec, prepared or executing), open it there,
- * and wrap the real handle in one of ours; close it; bridge completions.
+ * and wrap the real handle in one of ours; close it; bridge completions
+ * (through journaled.c's real completions, journaled.h).
  *
  * Threading and ownership: the whole (its real handle and delivery) is
  * owned by the handle from rbdl_whole_open to rbdl_whole_close, which
@@ -38,18 +39,12 @@ static struct {
 	__typeof__(&rbd_open_by_id_read_only) open_id_ro;
 	__typeof__(&rbd_close) close;
 	__typeof__(&rbd_get_size) get_size;
-	__typeof__(&rbd_aio_create_completion) create_completion;
-	__typeof__(&rbd_aio_get_return_value) get_return_value;
-	__typeof__(&rbd_aio_release) release;
 	bool ok;
 } W;
 static pthread_once_t w_once = PTHREAD_ONCE_INIT;
 
-#define W_SYM(fn)                                                        \
-	__extension__({                                                  \
-		static atomic_int quiet_ = 1;                            \
-		(__typeof__(&fn))rbdl_real_sym(#fn, &quiet_);            \
-	})
+/* Quiet: rbdl_whole_open names the image when there is no librbd. */
+#define W_SYM(fn) RBDL_REAL_FN_QUIET(fn)
 
 static void w_resolve(void)
 {
@@ -59,12 +54,8 @@ static void w_resolve(void)
 	W.open_id_ro = W_SYM(rbd_open_by_id_read_only);
 	W.close = W_SYM(rbd_close);
 	W.get_size = W_SYM(rbd_get_size);
-	W.create_completion = W_SYM(rbd_aio_create_completion);
-	W.get_return_value = W_SYM(rbd_aio_get_return_value);
-	W.release = W_SYM(rbd_aio_release);
 	W.ok = W.open && W.open_ro && W.open_id && W.open_id_ro && W.close &&
-	       W.get_size &&
-	       W.create_completion && W.get_return_value && W.release;
+	       W.get_size;
 }
 
 /* The image's id, by name (malloc'ed), or NULL. */
@@ -236,15 +227,6 @@ ssize_t rbdl_whole_io_sync(struct rbdl_whole *w,
 	return v;
 }
 
-/* The real completion finished: complete ours with its value. */
-static void w_done(rbd_completion_t rc, void *arg)
-{
-	ssize_t v = W.get_return_value(rc);
-
-	W.release(rc);
-	rbdl_comp_complete(arg, v);
-}
-
 int rbdl_whole_comp(struct rbdl_whole *w, rbd_completion_t c,
 		    rbd_completion_t *rc)
 {
@@ -253,10 +235,9 @@ int rbdl_whole_comp(struct rbdl_whole *w, rbd_completion_t c,
 
 	if (!comp)
 		return -EINVAL;
-	/* A whole handle exists only if the table was complete. */
 	if (rbdl_comp_arm(comp, &w->dl, true) < 0)
 		return -EINVAL;
-	r = W.create_completion(comp, w_done, rc);
+	r = rbdl_real_comp_make(comp, rc);
 	if (r < 0)
 		rbdl_comp_disarm(comp);
 	return r;
@@ -264,6 +245,6 @@ int rbdl_whole_comp(struct rbdl_whole *w, rbd_completion_t c,
 
 void rbdl_whole_comp_drop(rbd_completion_t c, rbd_completion_t rc)
 {
-	W.release(rc);
+	rbdl_real_comp_release(rc);
 	rbdl_comp_disarm(rbdl_comp_from_user(c));
 }

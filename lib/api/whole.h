@@ -75,31 +75,27 @@ ssize_t rbdl_whole_io_sync(struct rbdl_whole *w,
 /*
  * RBDL_ON_WHOLE(fn, image, args...): at the top of an entry point taking
  * an image: on a whole handle, the entry point's value is the real fn's
- * on its real handle (the other arguments as given).
+ * on its real handle (the other arguments as given): real.h's
+ * RBDL_FORWARD, which names deprecated functions too
+ * (rbd_get_parent_info).
  */
 #define RBDL_ON_WHOLE(fn, image, ...)                                    \
 	do {                                                             \
 		struct rbdl_whole *w_ = rbdl_whole_from_user(image);     \
 		if (__builtin_expect(w_ != NULL, 0)) {                   \
-			/* deprecated ones too (rbd_get_parent_info) */  \
 			_Pragma("GCC diagnostic push")                   \
 			_Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"") \
-			__typeof__(&fn) real_ = RBDL_REAL_FN(fn);        \
+			RBDL_FORWARD(fn, w_->real __VA_OPT__(, ) __VA_ARGS__); \
 			_Pragma("GCC diagnostic pop")                    \
-			if (!real_)                                      \
-				return -EOPNOTSUPP;                      \
-			return real_(w_->real __VA_OPT__(, ) __VA_ARGS__); \
 		}                                                        \
 	} while (0)
 
-/* The same for a function returning nothing. */
+/* The same for a function returning nothing (RBDL_FORWARD_VOID). */
 #define RBDL_ON_WHOLE_VOID(fn, image, ...)                               \
 	do {                                                             \
 		struct rbdl_whole *w_ = rbdl_whole_from_user(image);     \
 		if (__builtin_expect(w_ != NULL, 0)) {                   \
-			__typeof__(&fn) real_ = RBDL_REAL_FN(fn);        \
-			if (real_)                                       \
-				real_(w_->real __VA_OPT__(, ) __VA_ARGS__); \
+			RBDL_FORWARD_VOID(fn, w_->real __VA_OPT__(, ) __VA_ARGS__); \
 			return;                                          \
 		}                                                        \
 	} while (0)
@@ -130,25 +126,15 @@ ssize_t rbdl_whole_io_sync(struct rbdl_whole *w,
 	} while (0)
 
 /*
- * A call taking image options: opts is ours; in the argument list,
- * WHOLE_OPTS stands where the options go (a real copy of them).
+ * A call taking image options: real.h's RBDL_FORWARD_OPTS, opts being
+ * ours; in the argument list, real_opts_ stands where the options go (a
+ * real copy of them).
  */
 #define RBDL_ON_WHOLE_OPTS(fn, image, opts, ...)                         \
 	do {                                                             \
 		struct rbdl_whole *w_ = rbdl_whole_from_user(image);     \
-		if (__builtin_expect(w_ != NULL, 0)) {                   \
-			__typeof__(&fn) real_ = RBDL_REAL_FN(fn);        \
-			rbd_image_options_t WHOLE_OPTS;                  \
-			int r_;                                          \
-			if (!real_)                                      \
-				return -EOPNOTSUPP;                      \
-			r_ = rbdl_real_opts_copy(opts, #fn, &WHOLE_OPTS); \
-			if (r_ < 0)                                      \
-				return r_;                               \
-			r_ = real_(w_->real, __VA_ARGS__);               \
-			rbdl_real_opts_free(WHOLE_OPTS);                 \
-			return r_;                                       \
-		}                                                        \
+		if (__builtin_expect(w_ != NULL, 0))                     \
+			RBDL_FORWARD_OPTS(fn, opts, w_->real, __VA_ARGS__); \
 	} while (0)
 
 #endif /* RBDL_API_WHOLE_H */
