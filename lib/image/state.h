@@ -254,28 +254,34 @@ struct rbdl_image {
 	unsigned depth;			/* 0 for a user's image (immutable) */
 };
 
+/* The user handle p if it is one with magic (open of that kind), else
+ * NULL.  Acquire: pairs with the release store of the magic, so the
+ * handle's fields are visible. */
+static inline struct rbdl_handle *rbdl_handle_if(void *p, uint32_t magic)
+{
+	struct rbdl_handle *h = p;
+
+	if (!h || atomic_load_explicit(&h->magic, memory_order_acquire) !=
+			  magic)
+		return NULL;
+	return h;
+}
+
 /* Resolve a user handle: NULL unless it is an open image. */
 static inline struct rbdl_image *rbdl_image_from_user(void *p)
 {
-	struct rbdl_handle *h = p;
+	struct rbdl_handle *h = rbdl_handle_if(p, RBDL_HANDLE_OPEN);
 
-	if (!h || atomic_load_explicit(&h->magic, memory_order_acquire) !=
-			  RBDL_HANDLE_OPEN)
-		return NULL;
-	return h->img;
+	return h ? h->img : NULL;
 }
 
 /* Resolve a user handle served whole by the system's librbd: NULL unless
- * it is one (open).  Acquire: pairs with the release store of the magic,
- * so the whole's fields are visible. */
+ * it is one (open). */
 static inline struct rbdl_whole *rbdl_whole_from_user(void *p)
 {
-	struct rbdl_handle *h = p;
+	struct rbdl_handle *h = rbdl_handle_if(p, RBDL_HANDLE_WHOLE);
 
-	if (!h || atomic_load_explicit(&h->magic, memory_order_acquire) !=
-			  RBDL_HANDLE_WHOLE)
-		return NULL;
-	return h->whole;
+	return h ? h->whole : NULL;
 }
 
 /* The current backing view (parent.h); never NULL once the image is open. */

@@ -462,10 +462,7 @@ static void submit_now(struct rbdl_image *img, struct rbdl_comp *c,
 	/* The view's snapshot is gone (image/state.h): as librbd, checked
 	 * before this request's own refresh, which may find it gone only
 	 * for the requests after it. */
-	if (__builtin_expect(atomic_load_explicit(&img->snap_gone,
-						  memory_order_relaxed),
-			     0) &&
-	    atomic_load_explicit(&img->at_snap, memory_order_relaxed)) {
+	if (__builtin_expect(rbdl_image_snap_gone(img), 0)) {
 		r = -ENOENT;
 		goto late;
 	}
