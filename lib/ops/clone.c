@@ -672,21 +672,15 @@ static int list_v1_pool(rados_t cl, const struct lparent *ip, int64_t pool,
 static int list_v2(rados_t cl, const struct lparent *ip, uint64_t snap_id,
 		   int level, struct rbdl_child_list *l)
 {
-	char oid[RBDL_OID_MAX], *out;
-	size_t outlen;
-	struct rbdl_child_spec *v = NULL;
-	uint32_t cnt = 0;
+	char oid[RBDL_OID_MAX];
+	struct rbdl_child_spec *v;
+	uint32_t cnt;
 	int r;
 
 	rbdl_oid_header(oid, sizeof(oid), ip->id);
-	r = rbdl_cls_read_arg_u64(ip->io, oid, "children_list", snap_id, &out,
-				  &outlen);
-	if (r == -ENOENT || r == -EOPNOTSUPP)
-		return 0;
-	if (r < 0)
-		return r;
-	r = rbdl_decode_child_specs(out, outlen, &v, &cnt);
-	rados_buffer_free(out);
+	r = rbdl_read_children(ip->io, oid, snap_id, &v, &cnt);
+	if (r == -EOPNOTSUPP)
+		return 0;	/* an OSD without clone v2 */
 	for (uint32_t i = 0; i < cnt && r == 0; i++) {
 		r = child_add(l, v[i].pool_id, v[i].pool_ns, v[i].image_id);
 		if (r == 0 && level != 0)

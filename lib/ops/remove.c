@@ -97,9 +97,9 @@ static int check_snaps(struct rm_image *m, const struct rbdl_header *h)
 		uint32_t t = si.ns_type;
 
 		rbdl_snap_info_free(&si);
-		if (t == 2)	/* TRASH */
+		if (t == RBD_SNAP_NAMESPACE_TYPE_TRASH)
 			m->trash_snaps[m->ntrash++] = h->snaps[i];
-		else if (t != 3)	/* not MIRROR */
+		else if (t != RBD_SNAP_NAMESPACE_TYPE_MIRROR)
 			return -ENOTEMPTY;
 	}
 	return 0;

@@ -514,25 +514,15 @@ out:
 static int detach_stale_children(struct rbdl_image *img, uint64_t snap_id,
 				 uint32_t *children)
 {
-	struct rbdl_child_spec *v = NULL;
-	uint32_t n = 0, left = 0;
+	struct rbdl_child_spec *v;
+	uint32_t n, left = 0;
 	uint8_t in[1024];
-	size_t len;
-	char *out;
 	long m;
-	int r = rbdl_cls_read_arg_u64(img->md_io, img->header_oid,
-				      "children_list", snap_id, &out, &len);
+	int r = rbdl_read_children(img->md_io, img->header_oid, snap_id, &v,
+				   &n);
 
-	if (r == -ENOENT)
-		r = 0, len = 0, out = NULL;
 	if (r < 0)
 		return r;
-	if (out) {
-		r = rbdl_decode_child_specs(out, len, &v, &n);
-		rados_buffer_free(out);
-		if (r < 0)
-			return r;
-	}
 	for (uint32_t i = 0; i < n && r == 0; i++) {
 		rados_ioctx_t cio;
 

@@ -169,6 +169,25 @@ int rbdl_read_snapshot_info(rados_ioctx_t io, const char *oid, uint64_t id,
 	return r;
 }
 
+int rbdl_read_children(rados_ioctx_t io, const char *oid, uint64_t snap_id,
+		       struct rbdl_child_spec **v, uint32_t *n)
+{
+	char *out;
+	size_t outlen;
+	int r = rbdl_cls_read_arg_u64(io, oid, "children_list", snap_id, &out,
+				      &outlen);
+
+	*v = NULL;
+	*n = 0;
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	r = rbdl_decode_child_specs(out, outlen, v, n);
+	rados_buffer_free(out);
+	return r;
+}
+
 int rbdl_cls_read_u64_at(rados_ioctx_t io, const char *oid,
 			 const char *method, uint64_t snap, uint64_t *v)
 {

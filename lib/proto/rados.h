@@ -65,6 +65,11 @@ int rbdl_read_stripe(rados_ioctx_t io, const char *oid, uint64_t features,
  * there is no such snapshot. */
 int rbdl_read_snapshot_info(rados_ioctx_t io, const char *oid, uint64_t id,
 			    struct rbdl_snap_info *si);
+/* children_list of snapshot snap_id: its clone v2 children (free with
+ * rbdl_child_specs_free); none when the header has no such list
+ * (-ENOENT from the OSD). */
+int rbdl_read_children(rados_ioctx_t io, const char *oid, uint64_t snap_id,
+		       struct rbdl_child_spec **v, uint32_t *n);
 
 /*
  * The metadata of an image header that every opener needs, read in
