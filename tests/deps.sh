@@ -3,7 +3,7 @@
 #
 # Groups (default: all of them):
 #   build    autoconf automake libtool pkg-config make gcc check
-#            libjemalloc-dev librados-dev
+#            libjemalloc-dev librados-dev libcryptsetup-dev libssl-dev
 #   cluster  ceph-mon ceph-osd ceph-mgr ceph-common uuid-runtime python3 procps
 #            (tests/cluster/cluster.sh: a throwaway test cluster)
 #   judges   librbd-dev librbd1 python3-rbd fio qemu-utils qemu-block-extra
@@ -34,7 +34,7 @@ set -euo pipefail
 PROG=${0##*/}
 
 declare -A PKG_GROUPS=(
-    [build]="autoconf automake libtool pkg-config make gcc check libjemalloc-dev librados-dev"
+    [build]="autoconf automake libtool pkg-config make gcc check libjemalloc-dev librados-dev libcryptsetup-dev libssl-dev"
     [cluster]="ceph-mon ceph-osd ceph-mgr ceph-common uuid-runtime python3 procps"
     [judges]="librbd-dev librbd1 python3-rbd fio qemu-utils qemu-block-extra"
     [consumers]="libvirt-daemon libvirt-daemon-driver-storage-rbd libvirt-clients tgt tgt-rbd rbd-fuse fuse3 tcmu-runner"

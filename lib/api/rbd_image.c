@@ -30,6 +30,8 @@
 #include "api/whole.h"
 #include "core/internal.h"
 #include "ops/maint.h"
+#include "ops/luks.h"
+#include "io/crypt.h"
 
 RBDL_API void rbd_version(int *major, int *minor, int *extra)
 {
@@ -133,7 +135,7 @@ RBDL_API int rbd_stat(rbd_image_t image, rbd_image_info_t *info,
 	if (r < 0)
 		return r;
 	/* librbd: the size of a snapshot that is gone is 0. */
-	uint64_t size = rbdl_image_snap_gone(img) ? 0 : atomic_load(&img->size);
+	uint64_t size = rbdl_image_snap_gone(img) ? 0 : rbdl_image_size(img);
 
 	memset(info, 0, sizeof(*info));
 	info->size = size;
@@ -159,7 +161,8 @@ static int get_u64(rbd_image_t image, _Atomic uint64_t *(*field)(struct rbdl_ima
 
 	if (r < 0)
 		return r;
-	*out = atomic_load(field(img));
+	*out = field(img) == &img->size ? rbdl_image_size(img)
+					 : atomic_load(field(img));
 	/* A view whose snapshot is gone: librbd's size is 0, its flags
 	 * -ENOENT (the features are the image's). */
 	if (rbdl_image_snap_gone(img)) {
@@ -559,24 +562,6 @@ RBDL_API int rbd_snap_set(rbd_image_t image, const char *snapname)
 							       : NULL);
 }
 
-/* ---- not implemented yet ------------------------------------------------------ */
-
-/*
- * Each of these is exported so that programs linked against librbd (and
- * qemu's block-rbd.so, which binds every import at load time) can run on
- * librbdlite.  Until implemented they fail cleanly with -EOPNOTSUPP.
- */
-static void unused_args(int dummy, ...)
-{
-	(void)dummy;
-}
-
-#define UNSUPPORTED(...)                                                 \
-	do {                                                             \
-		unused_args(0, __VA_ARGS__);                             \
-		return -EOPNOTSUPP;                                      \
-	} while (0)
-
 /*
  * Changed extents since fromsnapname (NULL: since creation) up to the open
  * version, in [ofs, ofs + len): see diff.c.  include_parent has no effect:
@@ -788,21 +773,33 @@ RBDL_API int rbd_metadata_set(rbd_image_t image, const char *key,
 	return rbdl_maint_metadata_set(img, key, value);
 }
 
+/* ---- encryption (ops/luks.h, io/crypt.h) ------------------------------------- */
+
+/*
+ * Write a LUKS1 or LUKS2 header (opts: rbd_encryption_luks{1,2}_format_
+ * options_t) at the start of the image and load it: from then on the
+ * handle's I/O is encrypted and its size is the data area's.  librbd's
+ * errors (ops/luks.h).
+ */
 RBDL_API int rbd_encryption_format(rbd_image_t image,
 				   rbd_encryption_format_t format,
 				   rbd_encryption_options_t opts,
 				   size_t opts_size)
 {
 	RBDL_ON_WHOLE(rbd_encryption_format, image, format, opts, opts_size);
-	/* Encryption is outside librbdlite's scope. */
-	UNSUPPORTED(image, format, opts, opts_size);
+	GET_IMAGE(img, image);
+	return rbdl_luks_format(img, format, opts, opts_size);
 }
 
+/* Load the image's LUKS header with the passphrase of opts (the format's
+ * options struct; its algorithm is ignored): as after format.  -EEXIST if
+ * encryption is loaded already, -EPERM for a wrong passphrase. */
 RBDL_API int rbd_encryption_load(rbd_image_t image,
 				 rbd_encryption_format_t format,
 				 rbd_encryption_options_t opts,
 				 size_t opts_size)
 {
 	RBDL_ON_WHOLE(rbd_encryption_load, image, format, opts, opts_size);
-	UNSUPPORTED(image, format, opts, opts_size);
+	GET_IMAGE(img, image);
+	return rbdl_luks_load(img, format, opts, opts_size);
 }

@@ -18,6 +18,7 @@
 
 #include "open.h"
 
+#include "core/cipher.h"
 #include "core/ctl.h"
 #include "core/slab.h"
 #include "journal.h"
@@ -77,6 +78,8 @@ static void image_close(struct rbdl_image *img)
 	rbdl_parent_close(img);
 	rbdl_objmap_destroy(img);
 	rbdl_lock_free(img);
+	rbdl_crypt_free(atomic_load_explicit(&img->crypt,
+					     memory_order_relaxed));
 	rbdl_image_free(img);
 	rbdl_ctl_put();		/* rbdl_image_open's: the last joins its threads */
 }

@@ -148,6 +148,8 @@ struct rbdl_sched {
  * watchers and the quiesce watchers. */
 #define RBDL_WATCH_LISTENERS 3
 
+struct rbdl_crypt;
+
 struct rbdl_image {
 	/* immutable after open */
 	rados_t cluster;
@@ -196,6 +198,10 @@ struct rbdl_image {
 	 * (thick provisioning relies on it).  Set and read like the
 	 * granularity. */
 	atomic_bool ws_zero_discards;
+	/* The loaded LUKS encryption (core/cipher.h), NULL when none: set
+	 * by rbd_encryption_format/_load (release), read by each I/O
+	 * (acquire: the state it points to is complete); freed at close. */
+	_Atomic(struct rbdl_crypt *) crypt;
 	_Atomic uint64_t size;
 	_Atomic(rados_ioctx_t) wr_io;	/* data writes, carries the snapc */
 	atomic_uint wr_nsnaps;		/* snapshots in wr_io's snapc */

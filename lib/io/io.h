@@ -70,6 +70,11 @@ struct rbdl_io_args {
 	 * write-around on and reports the first error of the writes it
 	 * acknowledged early (writearound.c) */
 	bool user;
+	/* On an image with encryption loaded (io/crypt.h): the image's
+	 * bytes as stored, offsets counted from its start (the LUKS header
+	 * and the encryption layer's own requests); false: through the
+	 * encryption, offsets of the data area. */
+	bool raw;
 	/* A copy of the data (core/wbuf.h) made for a request that waited
 	 * in the image's queue: buf (and cmp) point into it, and the
 	 * request frees it when it completes. */

@@ -42,6 +42,7 @@
 #include "core/slab.h"
 #include "core/stats.h"
 #include "core/wbuf.h"
+#include "crypt.h"
 #include "flush.h"
 #include "image/journal.h"
 #include "image/refresh.h"
@@ -724,7 +725,13 @@ static bool ioq_add(struct rbdl_image *img, struct rbdl_comp *c,
 int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 		   const struct rbdl_io_args *a)
 {
+	/* Acquire: a loaded encryption's state is complete (luks.c). */
+	struct rbdl_crypt *k = atomic_load_explicit(&img->crypt,
+						    memory_order_acquire);
 	int r;
+
+	if (__builtin_expect(k != NULL, 0) && !a->raw)
+		return rbdl_crypt_submit(img, k, c, a);
 
 	/* Only aio submissions post events; synchronous calls and CAW (as in
 	 * Pacific) never do. */
@@ -753,10 +760,14 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 
 ssize_t rbdl_io_sync(struct rbdl_image *img, const struct rbdl_io_args *a)
 {
+	struct rbdl_crypt *k = atomic_load_explicit(&img->crypt,
+						    memory_order_acquire);
 	struct rbdl_comp *c;
 	uint64_t size = atomic_load_explicit(&img->size, memory_order_acquire);
 	ssize_t r;
 
+	if (__builtin_expect(k != NULL, 0) && !a->raw)
+		return rbdl_crypt_sync(img, k, a);
 	r = rbdl_comp_create(NULL, NULL, &c);
 	if (r < 0)
 		return r;

@@ -1917,39 +1917,136 @@ def s_migration(x):
 
 
 def s_encryption(x):
-    """LUKS format and load (one of each: key derivation is slow)."""
+    """LUKS format and load (key derivation is slow: a few of each): errors,
+    sizes, aligned and unaligned I/O through the data area, discard and
+    write-zeroes, snapshots, a clone of an encrypted image, and a
+    reformat."""
     t, r, io = x.t, x.r, x.io
     E = rbd
+    L1, L2 = E.RBD_ENCRYPTION_FORMAT_LUKS1, E.RBD_ENCRYPTION_FORMAT_LUKS2
+    A128, A256 = E.RBD_ENCRYPTION_ALGORITHM_AES128, E.RBD_ENCRYPTION_ALGORITHM_AES256
     t.c('RBD.create', r.create, io, 'e1', 32 * MiB)
+    t.c('RBD.create', r.create, io, 'e2', 64 * MiB)
+    t.c('RBD.create', r.create, io, 'e3', 1 * MiB)
     a = x.open('A', 'e1')
     if a:
-        t.c('A.encryption_load', a.encryption_load, E.RBD_ENCRYPTION_FORMAT_LUKS1, 'pw')
+        t.c('A.encryption_load', a.encryption_load, L1, 'pw')
         t.c('A.encryption_format', a.encryption_format, 7, 'pw')
-        t.c('A.encryption_format', a.encryption_format, E.RBD_ENCRYPTION_FORMAT_LUKS1, 'pw')
+        t.c('A.encryption_format', a.encryption_format, L1, 'pw', 9)
+        t.c('A.encryption_format', a.encryption_format, L1, 'pw')
+        t.c('A.encryption_load', a.encryption_load, L1, 'pw')
         t.c('A.size', a.size)
         t.c('A.stat', a.stat)
         t.c('A.write', a.write, pat(140, 4096), 0)
         t.c('A.read', a.read, 0, 4096)
         t.c('A.write', a.write, pat(141, 4096), 28 * MiB - 4096)
         t.c('A.write', a.write, pat(141, 4096), 28 * MiB)
+        # unaligned: within a sector, across sectors, across objects
+        t.c('A.write', a.write, pat(142, 100), 7000)
+        t.c('A.write', a.write, pat(143, 1500), 8000)
+        t.c('A.write', a.write, pat(144, 9000), 4 * MiB - 4000)
+        # (only written sectors: librbd decrypts a never-written sector
+        # of an existing object into noise, librbdlite reads zeros)
+        t.c('A.read', a.read, 7000, 100)
+        t.c('A.read', a.read, 8000, 1500)
+        t.c('A.read', a.read, 4 * MiB - 4000, 9000)
+        t.c('A.read', a.read, 28 * MiB - 100, 200)
         t.c('A.flush', a.flush)
         x.close(a)
     a = x.open('A2', 'e1')
     if a:
         t.c('A2.size', a.size)
-        t.c('A2.encryption_load', a.encryption_load, E.RBD_ENCRYPTION_FORMAT_LUKS2, 'pw')
+        t.c('A2.encryption_load', a.encryption_load, L2, 'pw')
         t.c('A2.encryption_load', a.encryption_load, 7, 'pw')
-        t.c('A2.encryption_load', a.encryption_load, E.RBD_ENCRYPTION_FORMAT_LUKS1, 'pw')
+        t.c('A2.encryption_load', a.encryption_load, L1, 'wrong')
+        t.c('A2.encryption_load', a.encryption_load, L1, 'pw')
+        t.c('A2.encryption_load', a.encryption_load, L1, 'pw')
         t.c('A2.size', a.size)
         t.c('A2.read', a.read, 0, 4096)
         t.c('A2.read', a.read, 28 * MiB - 4096, 4096)
+        t.c('A2.read', a.read, 7000, 100)
+        t.c('A2.read', a.read, 8000, 1500)
+        t.c('A2.read', a.read, 4 * MiB - 4000, 9000)
         x.close(a)
     a = x.open('A3', 'e1', read_only=True)
     if a:
         t.c('A3.size', a.size)
         t.c('A3.read', a.read, 0, 4096, _post=len)
+        t.c('A3.encryption_format', a.encryption_format, L2, 'pw')
+        t.c('A3.encryption_load', a.encryption_load, L1, 'pw')
+        t.c('A3.read', a.read, 0, 4096)
+        t.c('A3.write', a.write, pat(145, 512), 0)
+        x.close(a)
+    a = x.open('C', 'e3')
+    if a:
+        t.c('C.encryption_format', a.encryption_format, L1, 'pw')
+        t.c('C.encryption_format', a.encryption_format, L2, 'pw')
+        t.c('C.size', a.size)
+        x.close(a)
+    a = x.open('B', 'e2')
+    if a:
+        t.c('B.write', a.write, pat(146, 8192), 0)
+        t.c('B.encryption_format', a.encryption_format, L2, 'pw', A256)
+        t.c('B.size', a.size)
+        t.c('B.read', a.read, 0, 4096)
+        t.c('B.write', a.write, pat(147, 8 * MiB), 0)
+        t.c('B.write', a.write, pat(148, 512), 8192 + 512)
+        t.c('B.write', a.write, pat(149, 3), 12 * MiB + 4095)
+        t.c('B.read', a.read, 8192, 4096)
+        t.c('B.read', a.read, 12 * MiB + 4094, 6)
+        t.c('B.discard', a.discard, 0, 4 * MiB)
+        t.c('B.read', a.read, 0, 8)
+        t.c('B.read', a.read, 4 * MiB, 4096)
+        t.c('B.write_zeroes', a.write_zeroes, 4 * MiB, 8192)
+        t.c('B.read', a.read, 4 * MiB, 8192)
+        t.c('B.create_snap', a.create_snap, 's1')
+        t.c('B.write', a.write, pat(150, 4096), 4 * MiB + 8192)
+        t.c('B.protect_snap', a.protect_snap, 's1')
+        t.c('B.read', a.read, 4 * MiB + 8192, 4096)
+        t.c('B.write', a.write, pat(151, 10), 48 * MiB - 5)
+        t.c('B.write', a.write, pat(151, 10), 48 * MiB)
+        x.close(a)
+    t.c('RBD.clone', r.clone, io, 'e2', 's1', io, 'e2c', features=1)
+    a = x.open('BC', 'e2c')
+    if a:
+        t.c('BC.size', a.size)
+        t.c('BC.encryption_format', a.encryption_format, L2, 'pw')
+        t.c('BC.encryption_load', a.encryption_load, L2, 'pw')
+        t.c('BC.size', a.size)
+        t.c('BC.read', a.read, 4 * MiB + 8192, 4096)
+        t.c('BC.read', a.read, 4 * MiB, 4096)
+        t.c('BC.write', a.write, pat(152, 1000), 4 * MiB + 9000)
+        t.c('BC.read', a.read, 4 * MiB + 8192, 4096)
+        t.c('BC.read', a.read, 5 * MiB, 4096)
+        x.close(a)
+    a = x.open('BS', 'e2', snapshot='s1')
+    if a:
+        t.c('BS.encryption_format', a.encryption_format, L2, 'pw')
+        t.c('BS.encryption_load', a.encryption_load, L2, 'pw')
+        t.c('BS.size', a.size)
+        t.c('BS.read', a.read, 4 * MiB + 8192, 4096)
+        x.close(a)
+    t.c('RBD.remove', r.remove, io, 'e2c')
+    a = x.open('B2', 'e2')
+    if a:
+        t.c('B2.unprotect_snap', a.unprotect_snap, 's1')
+        t.c('B2.remove_snap', a.remove_snap, 's1')
+        t.c('B2.encryption_load', a.encryption_load, L2, 'pw')
+        # a reformat replaces the key: the old data no longer decrypts
+        t.c('B2.encryption_format', a.encryption_format, L1, 'pw2')
+        t.c('B2.size', a.size)
+        t.c('B2.write', a.write, pat(153, 4096), 0)
+        t.c('B2.read', a.read, 0, 4096)
+        x.close(a)
+    a = x.open('B3', 'e2')
+    if a:
+        t.c('B3.encryption_load', a.encryption_load, L2, 'pw')
+        t.c('B3.encryption_load', a.encryption_load, L1, 'pw2')
+        t.c('B3.read', a.read, 0, 4096)
         x.close(a)
     t.c('RBD.remove', r.remove, io, 'e1')
+    t.c('RBD.remove', r.remove, io, 'e2')
+    t.c('RBD.remove', r.remove, io, 'e3')
 
 
 def s_flags(x):

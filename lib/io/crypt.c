@@ -1,0 +1,529 @@
+/*
+ * crypt.c - I/O on an image whose LUKS encryption is loaded (crypt.h).
+ *
+ * Each request below is one heap block (struct creq) that lives from
+ * submission to the completion of the caller's rbd completion:
+ *
+ *   read        data path read of the block-aligned range (into the
+ *               caller's buffer when aligned, else a bounce buffer) ->
+ *               decrypt -> copy out -> complete
+ *   write, CAW  copy + place the plaintext in a block-aligned buffer ->
+ *               hold the range -> read edge blocks (if partial) ->
+ *               decrypt, compare (CAW), merge -> encrypt -> data path
+ *               write -> release -> complete
+ *   discard, write-zeroes, write-same of zeros
+ *               hold the range -> data path request -> release -> complete
+ *   flush       hold everything -> data path flush -> release -> complete
+ *
+ * Requests the data path would refuse (empty, past the end, read-only
+ * image, a bad write-same or compare-and-write) go to it unchanged but
+ * for the offset, so that its errors are librbd's.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/wbuf.h"
+#include "crypt.h"
+#include "image/refresh.h"
+#include "plan.h"
+
+struct creq {
+	struct rbdl_crange range;	/* first: grant callbacks get it */
+	struct rbdl_image *img;
+	struct rbdl_crypt *k;
+	struct rbdl_comp *user;
+	struct rbdl_io_args a;		/* the caller's, data-area offsets */
+	uint64_t a0, a1;		/* block-aligned range of the request */
+	char *buf;			/* aligned data [a0, a1) */
+	bool bounce;			/* buf is ours (else the caller's) */
+	atomic_int pending;		/* edge reads in flight */
+	atomic_int err;			/* their first error */
+	unsigned char *edge[2];		/* head and tail block of an RMW */
+	unsigned char cmp[512];		/* compare-and-write's data */
+	struct iovec iov[];		/* a read's iovec array, copied */
+};
+
+static uint64_t down(uint64_t x, uint32_t bs) { return x & ~(uint64_t)(bs - 1); }
+static uint64_t up(uint64_t x, uint32_t bs) { return down(x + bs - 1, bs); }
+
+/* The data-area offset off as an offset of the image: one past any size
+ * when it would wrap (the data path then refuses it as past the end). */
+static uint64_t raw_off(const struct rbdl_crypt *k, uint64_t off)
+{
+	return off > UINT64_MAX - k->data_off ? UINT64_MAX : off + k->data_off;
+}
+
+/* Hand a to the data path unchanged but for the offset, on c. */
+static int forward(struct rbdl_image *img, struct rbdl_crypt *k,
+		   struct rbdl_comp *c, const struct rbdl_io_args *a)
+{
+	struct rbdl_io_args t = *a;
+
+	t.off = raw_off(k, a->off);
+	t.raw = true;
+	return rbdl_io_submit(img, c, &t);
+}
+
+static void copy_in(const struct rbdl_io_args *a, char *dst, uint64_t len)
+{
+	if (a->buf) {
+		memcpy(dst, a->buf, len);
+		return;
+	}
+	for (int i = 0; i < a->iovcnt && len; i++) {
+		size_t n = a->iov[i].iov_len < len ? a->iov[i].iov_len : len;
+
+		memcpy(dst, a->iov[i].iov_base, n);
+		dst += n;
+		len -= n;
+	}
+}
+
+static void copy_out(const struct rbdl_io_args *a, const char *src,
+		     uint64_t len)
+{
+	if (a->buf) {
+		memcpy(a->buf, src, len);
+		return;
+	}
+	for (int i = 0; i < a->iovcnt && len; i++) {
+		size_t n = a->iov[i].iov_len < len ? a->iov[i].iov_len : len;
+
+		memcpy(a->iov[i].iov_base, src, n);
+		src += n;
+		len -= n;
+	}
+}
+
+static struct creq *creq_new(struct rbdl_image *img, struct rbdl_crypt *k,
+			     struct rbdl_comp *c, const struct rbdl_io_args *a,
+			     int niov)
+{
+	struct creq *q = calloc(1, sizeof(*q) + (size_t)niov * sizeof(q->iov[0]));
+
+	if (!q)
+		return NULL;
+	q->img = img;
+	q->k = k;
+	q->user = c;
+	q->a = *a;
+	if (niov) {
+		memcpy(q->iov, a->iov, (size_t)niov * sizeof(q->iov[0]));
+		q->a.iov = q->iov;
+	}
+	return q;
+}
+
+static void creq_free(struct creq *q)
+{
+	if (q->bounce)
+		rbdl_wbuf_free(q->buf);
+	free(q->edge[0]);
+	free(q->edge[1]);
+	free(q);
+}
+
+/* Finish q: release its range (if held), complete the caller's. */
+static void creq_done(struct creq *q, ssize_t r, bool held)
+{
+	struct rbdl_comp *c = q->user;
+
+	if (held)
+		rbdl_crange_release(&q->k->ranges, &q->range);
+	creq_free(q);
+	rbdl_comp_complete(c, r);
+}
+
+/* Submit t to the data path on an internal completion calling cb(q). */
+static int inner(struct creq *q, const struct rbdl_io_args *t,
+		 rbdl_callback_t cb)
+{
+	struct rbdl_comp *ic;
+	int r = rbdl_comp_create(q, cb, &ic);
+
+	if (r < 0)
+		return r;
+	ic->internal = true;
+	struct rbdl_io_args raw = *t;
+
+	raw.raw = true;
+	r = rbdl_io_submit(q->img, ic, &raw);
+	if (r < 0)
+		rbdl_comp_release(ic);
+	return r;
+}
+
+/* Take an internal completion's result and drop it. */
+static ssize_t inner_result(rbdl_user_comp_t uc)
+{
+	struct rbdl_comp *ic = uc;
+	ssize_t r = ic->rval;
+
+	rbdl_comp_release(ic);
+	return r;
+}
+
+/* ---- read ------------------------------------------------------------------ */
+
+static void read_done(rbdl_user_comp_t uc, void *arg)
+{
+	struct creq *q = arg;
+	ssize_t r = inner_result(uc);
+	uint64_t head = q->a.off - q->a0;
+
+	if (r >= 0) {
+		/* r: bytes of [a0, a1) below the image's end (whole blocks
+		 * but for a size that is not a multiple of the block). */
+		uint64_t got = down((uint64_t)r, q->k->cipher.block);
+		int e = rbdl_cipher_crypt(&q->k->cipher, false, q->a0, q->buf,
+					  q->buf, got);
+
+		if (e < 0) {
+			r = e;
+		} else {
+			uint64_t n = (uint64_t)r > head ? (uint64_t)r - head : 0;
+
+			if (n > q->a.len)
+				n = q->a.len;
+			if (q->bounce)
+				copy_out(&q->a, q->buf + head, n);
+			r = (ssize_t)n;
+		}
+	}
+	creq_done(q, r, false);
+}
+
+static int crypt_read(struct rbdl_image *img, struct rbdl_crypt *k,
+		      struct rbdl_comp *c, const struct rbdl_io_args *a,
+		      uint64_t size)
+{
+	uint32_t bs = k->cipher.block;
+	uint64_t end = a->len < size - a->off ? a->off + a->len : size;
+	struct creq *q = creq_new(img, k, c, a, a->iov ? a->iovcnt : 0);
+	int r;
+
+	if (!q)
+		return -ENOMEM;
+	q->a0 = down(a->off, bs);
+	q->a1 = up(end, bs);
+	if (a->buf && q->a0 == a->off && q->a1 == end &&
+	    a->len == end - a->off) {
+		q->buf = a->buf;	/* decrypt in the caller's buffer */
+	} else {
+		q->buf = rbdl_wbuf_alloc(q->a1 - q->a0);
+		q->bounce = true;
+		if (!q->buf) {
+			creq_free(q);
+			return -ENOMEM;
+		}
+	}
+	struct rbdl_io_args t = {
+		.op = RBDL_OP_READ, .off = raw_off(k, q->a0),
+		.len = q->a1 - q->a0, .buf = q->buf, .op_flags = a->op_flags,
+	};
+
+	r = rbdl_comp_arm(c, &img->dl, !c->internal);
+	if (r < 0) {
+		creq_free(q);
+		return r;
+	}
+	r = inner(q, &t, read_done);
+	if (r < 0) {
+		rbdl_comp_disarm(c);
+		creq_free(q);
+	}
+	return r;
+}
+
+/* ---- writes: read-modify-write of whole blocks ----------------------------- */
+
+static void write_done(rbdl_user_comp_t uc, void *arg)
+{
+	struct creq *q = arg;
+	ssize_t r = inner_result(uc);
+
+	q->bounce = false;	/* the data path freed the buffer (owned) */
+	creq_done(q, r, true);
+}
+
+/* Encrypt the merged blocks and write them (the data path owns buf). */
+static void write_blocks(struct creq *q)
+{
+	int r = rbdl_cipher_crypt(&q->k->cipher, true, q->a0, q->buf, q->buf,
+				  q->a1 - q->a0);
+	struct rbdl_io_args t = {
+		.op = RBDL_OP_WRITE, .off = raw_off(q->k, q->a0),
+		.len = q->a1 - q->a0, .buf = q->buf, .owned = q->buf,
+		.op_flags = q->a.op_flags,
+	};
+
+	if (r == 0) {
+		r = inner(q, &t, write_done);
+		if (r == 0)
+			return;
+	}
+	creq_done(q, r, true);
+}
+
+/* All edge reads are in: decrypt, compare, merge, write. */
+static void merge_and_write(struct creq *q)
+{
+	uint32_t bs = q->k->cipher.block;
+	uint64_t end = q->a.off + q->a.len;
+	int r = atomic_load_explicit(&q->err, memory_order_relaxed);
+
+	for (int i = 0; i < 2 && r == 0; i++)
+		if (q->edge[i])
+			r = rbdl_cipher_crypt(&q->k->cipher, false,
+					      i ? q->a1 - bs : q->a0,
+					      q->edge[i], q->edge[i], bs);
+	if (r < 0) {
+		creq_done(q, r, true);
+		return;
+	}
+	if (q->a.op == RBDL_OP_CAW) {
+		const unsigned char *cur = q->edge[0] + (q->a.off - q->a0);
+
+		for (uint64_t i = 0; i < q->a.len; i++)
+			if (cur[i] != q->cmp[i]) {
+				if (q->a.mismatch_off)
+					*q->a.mismatch_off = q->a.off + i;
+				creq_done(q, -EILSEQ, true);
+				return;
+			}
+	}
+	/* The tail block is the head block when the request lies in one. */
+	const unsigned char *tail = q->edge[1] ? q->edge[1] : q->edge[0];
+
+	if (q->edge[0])
+		memcpy(q->buf, q->edge[0], q->a.off - q->a0);
+	if (end != q->a1)
+		memcpy(q->buf + (end - q->a0), tail + (end - (q->a1 - bs)),
+		       q->a1 - end);
+	write_blocks(q);
+}
+
+static void edge_done(rbdl_user_comp_t uc, void *arg)
+{
+	struct creq *q = arg;
+	ssize_t r = inner_result(uc);
+	int zero = 0;
+
+	if (r < 0)
+		/* Relaxed: read by the last one, after the acq_rel below. */
+		atomic_compare_exchange_strong_explicit(
+			&q->err, &zero, (int)r, memory_order_relaxed,
+			memory_order_relaxed);
+	/* acq_rel: the last one sees every edge's data and error. */
+	if (atomic_fetch_sub_explicit(&q->pending, 1, memory_order_acq_rel) == 1)
+		merge_and_write(q);
+}
+
+/* The range is ours: read the partial edge blocks, or write now. */
+static void write_granted(struct rbdl_crange *range)
+{
+	struct creq *q = (struct creq *)range;
+	uint32_t bs = q->k->cipher.block;
+	uint64_t end = q->a.off + q->a.len;
+	bool head = q->a.off != q->a0 || q->a.op == RBDL_OP_CAW;
+	bool tail = end != q->a1 && !(head && q->a1 - q->a0 == bs);
+	int r = 0;
+
+	if (!head && !tail) {
+		write_blocks(q);
+		return;
+	}
+	/* Guard reference: the last edge to finish (or this) merges. */
+	atomic_store_explicit(&q->pending, 1 + head + tail,
+			      memory_order_relaxed);
+	for (int i = 0; i < 2; i++) {
+		if (!(i ? tail : head))
+			continue;
+		if (r == 0) {
+			q->edge[i] = malloc(bs);
+			r = q->edge[i] ? 0 : -ENOMEM;
+		}
+		if (r == 0) {
+			struct rbdl_io_args t = {
+				.op = RBDL_OP_READ,
+				.off = raw_off(q->k, i ? q->a1 - bs : q->a0),
+				.len = bs, .buf = q->edge[i],
+			};
+
+			r = inner(q, &t, edge_done);
+			if (r == 0)
+				continue;
+		}
+		/* This edge never runs: record why, count it out. */
+		int zero = 0;
+
+		atomic_compare_exchange_strong_explicit(
+			&q->err, &zero, r, memory_order_relaxed,
+			memory_order_relaxed);
+		atomic_fetch_sub_explicit(&q->pending, 1, memory_order_relaxed);
+	}
+	if (atomic_fetch_sub_explicit(&q->pending, 1, memory_order_acq_rel) == 1)
+		merge_and_write(q);
+}
+
+static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
+		       struct rbdl_comp *c, const struct rbdl_io_args *a,
+		       uint64_t size)
+{
+	uint32_t bs = k->cipher.block;
+	uint64_t len = a->len < size - a->off ? a->len : size - a->off;
+	struct creq *q = creq_new(img, k, c, a, 0);
+	int r;
+
+	if (!q)
+		return -ENOMEM;
+	q->a.len = len;
+	q->a.iov = NULL;	/* the data is copied below */
+	q->a0 = down(a->off, bs);
+	q->a1 = up(a->off + len, bs);
+	q->buf = rbdl_wbuf_alloc(q->a1 - q->a0);
+	q->bounce = true;
+	if (!q->buf) {
+		creq_free(q);
+		return -ENOMEM;
+	}
+	char *dst = q->buf + (a->off - q->a0);
+
+	if (a->op == RBDL_OP_WRITESAME) {
+		/* Written as the data it repeats, as librbd's crypto layer
+		 * does. */
+		for (uint64_t pos = 0; pos < len; pos += a->data_len)
+			memcpy(dst + pos, a->buf, a->data_len);
+	} else {
+		copy_in(a, dst, len);
+	}
+	if (a->op == RBDL_OP_CAW)
+		memcpy(q->cmp, a->cmp, len);
+	q->range.start = q->a0;
+	q->range.end = q->a1;
+	q->range.grant = write_granted;
+	r = rbdl_comp_arm(c, &img->dl, a->op != RBDL_OP_CAW && !c->internal);
+	if (r < 0) {
+		creq_free(q);
+		return r;
+	}
+	rbdl_crange_acquire(&k->ranges, &q->range);
+	return 0;
+}
+
+/* ---- discard, write-zeroes, flush: the data path's, in order -------------- */
+
+static void pass_done(rbdl_user_comp_t uc, void *arg)
+{
+	struct creq *q = arg;
+
+	creq_done(q, inner_result(uc), true);
+}
+
+static void pass_granted(struct rbdl_crange *range)
+{
+	struct creq *q = (struct creq *)range;
+	struct rbdl_io_args t = q->a;
+	int r;
+
+	t.off = raw_off(q->k, q->a.off);
+	r = inner(q, &t, pass_done);
+	if (r < 0)
+		creq_done(q, r, true);
+}
+
+static int crypt_pass(struct rbdl_image *img, struct rbdl_crypt *k,
+		      struct rbdl_comp *c, const struct rbdl_io_args *a)
+{
+	uint32_t bs = k->cipher.block;
+	struct creq *q = creq_new(img, k, c, a, 0);
+	int r;
+
+	if (!q)
+		return -ENOMEM;
+	if (a->op == RBDL_OP_FLUSH) {
+		q->range.start = 0;
+		q->range.end = UINT64_MAX;
+	} else {
+		q->range.start = down(a->off, bs);
+		q->range.end = a->off >= UINT64_MAX - bs ||
+					       a->len >= UINT64_MAX - bs - a->off
+				       ? UINT64_MAX
+				       : up(a->off + a->len, bs);
+	}
+	q->range.grant = pass_granted;
+	r = rbdl_comp_arm(c, &img->dl, !c->internal);
+	if (r < 0) {
+		creq_free(q);
+		return r;
+	}
+	rbdl_crange_acquire(&k->ranges, &q->range);
+	return 0;
+}
+
+/* ---- entry points ---------------------------------------------------------- */
+
+int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
+		      struct rbdl_comp *c, const struct rbdl_io_args *a)
+{
+	uint64_t size = rbdl_crypt_size(
+		k, atomic_load_explicit(&img->size, memory_order_acquire));
+	bool writes = a->op != RBDL_OP_READ;	/* flush: handled first */
+
+	if (a->op == RBDL_OP_FLUSH)
+		return crypt_pass(img, k, c, a);
+	/* What the data path refuses, it refuses with librbd's errors. */
+	if (a->len == 0 || a->off >= size || rbdl_image_snap_gone(img) ||
+	    (writes && atomic_load_explicit(&img->write_error,
+					    memory_order_relaxed) < 0) ||
+	    (a->op == RBDL_OP_CAW && (a->off % 512) + a->len > 512) ||
+	    (a->op == RBDL_OP_WRITESAME &&
+	     (a->data_len == 0 || a->len % a->data_len != 0)) ||
+	    a->op == RBDL_OP_WRITE_ZEROES)
+		return writes ? crypt_pass(img, k, c, a)
+			      : forward(img, k, c, a);
+	switch (a->op) {
+	case RBDL_OP_READ:
+		return crypt_read(img, k, c, a, size);
+	case RBDL_OP_WRITESAME:
+		if (atomic_load_explicit(&img->ws_zero_discards,
+					 memory_order_relaxed) &&
+		    rbdl_plan_all_zero(a->buf, a->data_len))
+			return crypt_pass(img, k, c, a);
+		/* fall through */
+	case RBDL_OP_WRITE:
+	case RBDL_OP_CAW:
+		return crypt_write(img, k, c, a, size);
+	default:	/* discard */
+		return crypt_pass(img, k, c, a);
+	}
+}
+
+ssize_t rbdl_crypt_sync(struct rbdl_image *img, struct rbdl_crypt *k,
+			const struct rbdl_io_args *a)
+{
+	struct rbdl_comp *c;
+	uint64_t size = rbdl_crypt_size(
+		k, atomic_load_explicit(&img->size, memory_order_acquire));
+	ssize_t r = rbdl_comp_create(NULL, NULL, &c);
+
+	if (r < 0)
+		return r;
+	c->internal = true;
+	r = rbdl_crypt_submit(img, k, c, a);
+	if (r == 0) {
+		rbdl_comp_wait(c);
+		r = c->rval;
+	}
+	rbdl_comp_release(c);
+	if (r < 0 || a->op == RBDL_OP_READ || a->op == RBDL_OP_FLUSH)
+		return r;
+	/* librbd's synchronous writes report the clipped length. */
+	if (a->off >= size)
+		return 0;
+	return (ssize_t)(a->len < size - a->off ? a->len : size - a->off);
+}
