@@ -70,10 +70,19 @@ static void tls_free(void *p)
 	free(t);
 }
 
+static bool tls_key_made;
+
 static void tls_init(void)
 {
-	if (pthread_key_create(&tls_key, tls_free) != 0)
-		tls_key = (pthread_key_t)-1;
+	tls_key_made = pthread_key_create(&tls_key, tls_free) == 0;
+}
+
+/* If the library is unloaded (dlclose), threads that outlive it must not
+ * call a key destructor that is gone: their contexts are left behind. */
+__attribute__((destructor)) static void tls_fini(void)
+{
+	if (tls_key_made)
+		pthread_key_delete(tls_key);
 }
 
 static EVP_CIPHER_CTX *thread_ctx(const struct rbdl_cipher *k, bool enc)
@@ -92,7 +101,7 @@ static EVP_CIPHER_CTX *thread_ctx(const struct rbdl_cipher *k, bool enc)
 			return NULL;
 		}
 		tls = t;
-		if (tls_key != (pthread_key_t)-1)
+		if (tls_key_made)
 			pthread_setspecific(tls_key, t);
 	}
 	if (t->gen[enc] != k->gen) {

@@ -237,7 +237,10 @@ compare_twins() {
             [[ "@$f" == "$s" ]] && break
             a=$(rbd diff --format json --from-snap "$f" "$POOL/$l$s" 2>&1)
             b=$(rbd diff --format json --from-snap "$f" "$POOL/$r$s" 2>&1)
-            [[ $a == "$b" ]] || bad+=" diff($what from $f)"
+            if [[ $a != "$b" ]]; then
+                bad+=" diff($what from $f)"
+                printf '    lite:   %.400s\n    librbd: %.400s\n' "$a" "$b"
+            fi
         done
         if [[ $om == yes ]]; then
             rbd object-map check --no-progress "$POOL/$l$s" >"$TMP/omc" 2>&1
