@@ -16,7 +16,10 @@
 #   - fio on the real librbd (no substitution) re-verifies every block;
 #   - qemu-img info prints exactly what it prints on the real librbd;
 #   - qemu-io writes a pattern (its rbd_* calls bound to librbdlite, checked
-#     the same way) and qemu-io on the real librbd reads it back.
+#     the same way) and qemu-io on the real librbd reads it back;
+#   - qemu-img creates a LUKS2 (substitute) and a LUKS1 (wrapper) image,
+#     qemu-io writes through encrypt.format and qemu-io on the real librbd
+#     reads the patterns back.
 #
 # Needs: CEPH_CONF, RBDLITE_TEST_POOL, RBDLITE_TEST_DATA_POOL (a running
 # cluster), fio, qemu-img, qemu-io, rbd, python3.  Uses the build tree:
@@ -213,6 +216,40 @@ qemu_pair() {
     fi
 }
 
+# qemu_enc MODE FORMAT: qemu-img creates a LUKS image (rbd_encryption_
+# format), qemu-io writes through encrypt.format (rbd_encryption_load), and
+# qemu-io on the real librbd reads the patterns back.
+qemu_enc() {
+    local mode=$1 fmt=$2 img=$UNIQ-enc-$1-$2 name=qemu-$1-encrypt-$2 spec
+    local -a sec=(--object secret,id=sec0,data=dropin-pass)
+    spec=$(printf 'json:{"driver":"rbd","pool":"%s","image":"%s","conf":"%s","user":"admin","encrypt":{"format":"%s","key-secret":"sec0"}}' \
+        "$POOL" "$img" "$CEPH_CONF" "$fmt")
+    if ! sub "$mode" "$TMP/$name-create.log" -- qemu-img create -f raw "${sec[@]}" \
+        -o "encrypt.format=$fmt,encrypt.key-secret=sec0" "$(url "$img")" 32M; then
+        fail "$name-create" "qemu-img failed"
+        show_log "$TMP/$name-create.log"
+        return
+    fi
+    IMAGES+=("$img")
+    if sub "$mode" "$TMP/$name-io.log" -- qemu-io "${sec[@]}" -c "write -P 0x6e 0 64k" \
+        -c "write -P 0x6f 1000 3000" -c "read -P 0x6f 1000 3000" "$spec" &&
+        ! grep -q "verification failed" "$TMP/$name-io.log"; then
+        pass "$name-io-write"
+    else
+        fail "$name-io-write" "qemu-io failed"
+        show_log "$TMP/$name-io.log"
+        return
+    fi
+    if sub librbd "$TMP/$name-ref.log" -- qemu-io "${sec[@]}" -c "read -P 0x6e 0 1000" \
+        -c "read -P 0x6f 1000 3000" -c "read -P 0x6e 4000 61536" "$spec" &&
+        ! grep -q "verification failed" "$TMP/$name-ref.log"; then
+        pass "$name-librbd-reads-back"
+    else
+        fail "$name-librbd-reads-back" "pattern mismatch or failure"
+        show_log "$TMP/$name-ref.log"
+    fi
+}
+
 UNIQ="dropin-$$-$RANDOM"
 for kind in plain default; do
     img=$UNIQ-$kind
@@ -234,5 +271,7 @@ for mode in wrapper libpath; do
     qemu_pair "$mode" plain "$UNIQ-plain" "$pat" "$qoff"
     qemu_pair "$mode" default "$UNIQ-default" "$pat" "$qoff"
 done
+qemu_enc libpath luks2
+qemu_enc wrapper luks
 
 rbdl_summary

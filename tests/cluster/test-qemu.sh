@@ -15,7 +15,15 @@
 #            rbd_resize and block status through rbd_diff_iterate2:
 #            qemu-img create, snapshot -c/-l/-a/-d, resize, convert to a
 #            new image, map identical to librbd's on a fast-diff image
-# RBDLITE_QEMU_SECTIONS selects sections (default: "base pending").
+#   encryption
+#            qemu-img create -o encrypt.format=luks|luks2 (rbd_encryption_
+#            format) under the wrapper and on the real librbd; qemu-io on
+#            an rbd drive with encrypt.format (rbd_encryption_load), a
+#            secret object on the command line: each library writes
+#            (aligned and unaligned) to both images, and both libraries
+#            read every written range back with -P pattern checks
+# RBDLITE_QEMU_SECTIONS selects sections (default: "base pending
+# encryption").
 # RBDLITE_QEMU_REFERENCE=1 runs everything without the wrapper, i.e. on the
 # real librbd: every check must pass there too, which validates the
 # expectations themselves.
@@ -52,7 +60,7 @@ rbdl_preload_env qemu-io qemu-img rbd python3 cmp timeout
 # compared output by san_filter.
 rbdl_qemu_sanrt
 REFERENCE=${RBDLITE_QEMU_REFERENCE:-0}
-read -r -a SECTIONS <<<"${RBDLITE_QEMU_SECTIONS:-base pending}"
+read -r -a SECTIONS <<<"${RBDLITE_QEMU_SECTIONS:-base pending encryption}"
 
 TMO=120
 # shellcheck disable=SC2034  # read by c_rbd (testlib.sh)
@@ -555,6 +563,83 @@ if want pending; then
         fail "make-clone" "snapshot, clone or export failed"
         show_log "$TMP/cs.log"
     fi
+fi
+
+if want encryption; then
+    SECTION=encryption
+    SECRET=(--object secret,id=sec0,data=qemu-luks-pass)
+    # espec IMG FORMAT: the json drive of an encrypted rbd image
+    espec() {
+        printf 'json:{"driver":"rbd","pool":"%s","image":"%s","conf":"%s","user":"admin","encrypt":{"format":"%s","key-secret":"sec0"}}' \
+            "$POOL" "$1" "$CEPH_CONF" "$2"
+    }
+    # Writes of each library, by a tag: 0x5a/0x5b for the wrapper's,
+    # 0xa5/0xa6 for librbd's; unaligned ones cross LUKS2's 4 KiB blocks
+    # and an object boundary.
+    ewrites() { # ewrites LO HI
+        printf '%s\n' -c "write -P $1 0 64k" -c "write -P $2 1000 3000" \
+            -c "write -P $2 $((4 * M - 300)) 600" -c "write -P $1 $((9 * M)) 4k"
+    }
+    ereads() { # ereads LO HI: the ranges ewrites wrote, checked
+        printf '%s\n' -c "read -P $1 0 1000" -c "read -P $2 1000 3000" \
+            -c "read -P $1 4000 $((64 * 1024 - 4000))" \
+            -c "read -P $2 $((4 * M - 300)) 600" -c "read -P $1 $((9 * M)) 4k"
+    }
+    for fmt in luks luks2; do
+        il=$UNIQ-enc-$fmt-lite ir=$UNIQ-enc-$fmt-ref
+        IMAGES+=("$il" "$ir")
+        check "qemu-img-create-encrypt-$fmt" "$TMP/ec-$fmt.log" \
+            qemu-img create -f raw "${SECRET[@]}" \
+            -o "encrypt.format=$fmt,encrypt.key-secret=sec0" "$(url "$il")" 32M ||
+            continue
+        if ! real "$TMP/ecr-$fmt.log" qemu-img create -f raw "${SECRET[@]}" \
+            -o "encrypt.format=$fmt,encrypt.key-secret=sec0" "$(url "$ir")" 32M; then
+            fail "librbd-qemu-img-create-encrypt-$fmt" "exit status $?"
+            show_log "$TMP/ecr-$fmt.log"
+            continue
+        fi
+        for img in "$il" "$ir"; do
+            side=${img##*-}
+            mapfile -t w < <(ewrites 0x5a 0x5b)
+            check "$fmt-$side-image: qemu-io writes under the wrapper" \
+                "$TMP/ew-$fmt-$side.log" qemu-io "${SECRET[@]}" "${w[@]}" "$(espec "$img" "$fmt")" ||
+                continue
+            mapfile -t r < <(ereads 0x5a 0x5b)
+            if real "$TMP/er-$fmt-$side.log" qemu-io "${SECRET[@]}" "${r[@]}" "$(espec "$img" "$fmt")" &&
+                ! grep -q "verification failed" "$TMP/er-$fmt-$side.log"; then
+                pass "$fmt-$side-image: librbd reads what the wrapper wrote"
+            else
+                fail "$fmt-$side-image: librbd reads what the wrapper wrote" "pattern check failed"
+                show_log "$TMP/er-$fmt-$side.log"
+            fi
+            mapfile -t w < <(ewrites 0xa5 0xa6)
+            if ! real "$TMP/ew2-$fmt-$side.log" qemu-io "${SECRET[@]}" "${w[@]}" "$(espec "$img" "$fmt")"; then
+                fail "$fmt-$side-image: librbd writes" "exit status $?"
+                show_log "$TMP/ew2-$fmt-$side.log"
+                continue
+            fi
+            mapfile -t r < <(ereads 0xa5 0xa6)
+            if check "$fmt-$side-image: qemu-io reads librbd's writes under the wrapper" \
+                "$TMP/er2-$fmt-$side.log" qemu-io "${SECRET[@]}" "${r[@]}" "$(espec "$img" "$fmt")"; then
+                if grep -q "verification failed" "$TMP/er2-$fmt-$side.log"; then
+                    fail "$fmt-$side-image: patterns under the wrapper" "pattern check failed"
+                    show_log "$TMP/er2-$fmt-$side.log"
+                else
+                    pass "$fmt-$side-image: patterns under the wrapper"
+                fi
+            fi
+        done
+        # A wrong passphrase: the open fails as with librbd.
+        if q "$TMP/ebad-$fmt.log" qemu-io --object secret,id=sec0,data=wrong \
+            -c "read 0 4k" "$(espec "$il" "$fmt")"; then
+            fail "$fmt: a wrong passphrase is refused" "qemu-io opened the image"
+        elif grep -q "Operation not permitted" "$TMP/ebad-$fmt.log"; then
+            pass "$fmt: a wrong passphrase is refused (EPERM)"
+        else
+            fail "$fmt: a wrong passphrase is refused" "not with EPERM"
+            show_log "$TMP/ebad-$fmt.log"
+        fi
+    done
 fi
 
 for s in "${SECTIONS[@]}"; do
