@@ -26,10 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/striper.h"
 #include "core/wbuf.h"
 #include "crypt.h"
 #include "image/refresh.h"
 #include "plan.h"
+#include "rbd/librbd.h"
 
 struct creq {
 	struct rbdl_crange range;	/* first: grant callbacks get it */
@@ -40,6 +42,7 @@ struct creq {
 	uint64_t a0, a1;		/* block-aligned range of the request */
 	char *buf;			/* aligned data [a0, a1) */
 	bool bounce;			/* buf is ours (else the caller's) */
+	bool zeros;			/* discard or zero by writing zeros */
 	atomic_int pending;		/* edge reads in flight */
 	atomic_int err;			/* their first error */
 	unsigned char *edge[2];		/* head and tail block of an RMW */
@@ -424,20 +427,135 @@ static void pass_done(rbdl_user_comp_t uc, void *arg)
 	creq_done(q, inner_result(uc), true);
 }
 
+/* One of a discard's zero writes finished; the last completes it. */
+static void zeros_done(rbdl_user_comp_t uc, void *arg)
+{
+	struct creq *q = arg;
+	ssize_t r = inner_result(uc);
+	int zero = 0;
+
+	if (r < 0)
+		/* Relaxed: read by the last one, after the acq_rel below. */
+		atomic_compare_exchange_strong_explicit(
+			&q->err, &zero, (int)r, memory_order_relaxed,
+			memory_order_relaxed);
+	/* acq_rel: the last one sees every error. */
+	if (atomic_fetch_sub_explicit(&q->pending, 1, memory_order_acq_rel) == 1)
+		creq_done(q, atomic_load_explicit(&q->err, memory_order_relaxed),
+			  true);
+}
+
+/* Send a thick write of zeros over the stored range [off, off + len). */
+static void zeros_send(struct creq *q, uint64_t off, uint64_t len)
+{
+	struct rbdl_io_args t = {
+		.op = RBDL_OP_WRITE_ZEROES, .off = off, .len = len,
+		.zero_flags = RBD_WRITE_ZEROES_FLAG_THICK_PROVISION,
+	};
+	int zero = 0, r;
+
+	atomic_fetch_add_explicit(&q->pending, 1, memory_order_relaxed);
+	r = inner(q, &t, zeros_done);
+	if (r < 0) {
+		atomic_compare_exchange_strong_explicit(
+			&q->err, &zero, r, memory_order_relaxed,
+			memory_order_relaxed);
+		atomic_fetch_sub_explicit(&q->pending, 1, memory_order_relaxed);
+	}
+}
+
+/*
+ * A discard, as librbd's crypto layer does it: the object extents left
+ * after the discard granularity (rbd_discard_granularity_bytes) are
+ * written with zeros, which read back as zeros through the encryption,
+ * never removed or truncated (a removed object reads as zeros too, but
+ * librbd's diff reports the written ones).
+ */
+static void discard_zeros(struct creq *q)
+{
+	struct rbdl_image *img = q->img;
+	const struct rbdl_layout *l = &img->layout;
+	uint64_t size = rbdl_crypt_size(
+		q->k, atomic_load_explicit(&img->size, memory_order_acquire));
+	uint64_t len = q->a.len < size - q->a.off ? q->a.len : size - q->a.off;
+	uint64_t off = raw_off(q->k, q->a.off);
+	uint64_t g = atomic_load_explicit(&img->discard_granularity,
+					  memory_order_relaxed);
+	struct rbdl_objext *objs = NULL;
+	struct rbdl_piece *pieces = NULL;
+	size_t nobjs, npieces;
+	int r = 0;
+
+	/* Guard reference: the last zero write (or this) completes. */
+	atomic_store_explicit(&q->pending, 1, memory_order_relaxed);
+	if (!g) {
+		zeros_send(q, off, len);
+		goto out;
+	}
+	rbdl_striper_count(l, off, len, &nobjs, &npieces);
+	objs = malloc((nobjs ? nobjs : 1) * sizeof(*objs));
+	pieces = malloc((npieces ? npieces : 1) * sizeof(*pieces));
+	if (!objs || !pieces) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = rbdl_striper_map(l, off, len, objs, nobjs, pieces, npieces, &nobjs,
+			     &npieces);
+	if (r < 0)
+		goto out;
+	nobjs = rbdl_plan_prune_discard(l->object_size, g, objs, nobjs);
+	for (size_t i = 0; i < nobjs; i++) {
+		struct rbdl_img_range rs[64];
+		int n = rbdl_striper_obj_to_image(l, objs[i].objno,
+						  objs[i].obj_off, objs[i].len,
+						  rs, 64);
+
+		if (n < 0) {
+			r = n;
+			break;
+		}
+		for (int j = 0; j < n; j++)
+			zeros_send(q, rs[j].img_off, rs[j].len);
+	}
+out:
+	free(objs);
+	free(pieces);
+	if (r < 0) {
+		int zero = 0;
+
+		atomic_compare_exchange_strong_explicit(
+			&q->err, &zero, r, memory_order_relaxed,
+			memory_order_relaxed);
+	}
+	if (atomic_fetch_sub_explicit(&q->pending, 1, memory_order_acq_rel) == 1)
+		creq_done(q, atomic_load_explicit(&q->err, memory_order_relaxed),
+			  true);
+}
+
 static void pass_granted(struct rbdl_crange *range)
 {
 	struct creq *q = (struct creq *)range;
 	struct rbdl_io_args t = q->a;
 	int r;
 
+	if (q->a.op == RBDL_OP_DISCARD && q->zeros) {
+		discard_zeros(q);
+		return;
+	}
 	t.off = raw_off(q->k, q->a.off);
+	/* librbd's crypto layer writes zeros where the data path would
+	 * remove, truncate or punch (a write-zeroes is a discard that
+	 * zeroes exactly). */
+	if (q->zeros && t.op == RBDL_OP_WRITE_ZEROES)
+		t.zero_flags |= RBD_WRITE_ZEROES_FLAG_THICK_PROVISION;
 	r = inner(q, &t, pass_done);
 	if (r < 0)
 		creq_done(q, r, true);
 }
 
 static int crypt_pass(struct rbdl_image *img, struct rbdl_crypt *k,
-		      struct rbdl_comp *c, const struct rbdl_io_args *a)
+		      struct rbdl_comp *c, const struct rbdl_io_args *a,
+		      bool zeros)
 {
 	uint32_t bs = k->cipher.block;
 	struct creq *q = creq_new(img, k, c, a, 0);
@@ -455,6 +573,7 @@ static int crypt_pass(struct rbdl_image *img, struct rbdl_crypt *k,
 				       ? UINT64_MAX
 				       : up(a->off + a->len, bs);
 	}
+	q->zeros = zeros;
 	q->range.grant = pass_granted;
 	r = rbdl_comp_arm(c, &img->dl, !c->internal);
 	if (r < 0) {
@@ -475,7 +594,7 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 	bool writes = a->op != RBDL_OP_READ;	/* flush: handled first */
 
 	if (a->op == RBDL_OP_FLUSH)
-		return crypt_pass(img, k, c, a);
+		return crypt_pass(img, k, c, a, false);
 	/* What the data path refuses, it refuses with librbd's errors. */
 	if (a->len == 0 || a->off >= size || rbdl_image_snap_gone(img) ||
 	    (writes && atomic_load_explicit(&img->write_error,
@@ -483,8 +602,9 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 	    (a->op == RBDL_OP_CAW && (a->off % 512) + a->len > 512) ||
 	    (a->op == RBDL_OP_WRITESAME &&
 	     (a->data_len == 0 || a->len % a->data_len != 0)) ||
-	    a->op == RBDL_OP_WRITE_ZEROES)
-		return writes ? crypt_pass(img, k, c, a)
+	    (a->op == RBDL_OP_WRITE_ZEROES &&
+	     (a->zero_flags & ~RBD_WRITE_ZEROES_FLAG_THICK_PROVISION)))
+		return writes ? crypt_pass(img, k, c, a, false)
 			      : forward(img, k, c, a);
 	switch (a->op) {
 	case RBDL_OP_READ:
@@ -492,14 +612,21 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 	case RBDL_OP_WRITESAME:
 		if (atomic_load_explicit(&img->ws_zero_discards,
 					 memory_order_relaxed) &&
-		    rbdl_plan_all_zero(a->buf, a->data_len))
-			return crypt_pass(img, k, c, a);
+		    rbdl_plan_all_zero(a->buf, a->data_len)) {
+			/* As librbd's C API: a write-zeroes. */
+			struct rbdl_io_args t = *a;
+
+			t.op = RBDL_OP_WRITE_ZEROES;
+			t.buf = NULL;
+			t.zero_flags = 0;
+			return crypt_pass(img, k, c, &t, true);
+		}
 		/* fall through */
 	case RBDL_OP_WRITE:
 	case RBDL_OP_CAW:
 		return crypt_write(img, k, c, a, size);
-	default:	/* discard */
-		return crypt_pass(img, k, c, a);
+	default:	/* discard, write-zeroes */
+		return crypt_pass(img, k, c, a, true);
 	}
 }
 

@@ -18,6 +18,7 @@
 
 #include "image/open.h"
 #include "image/refresh.h"
+#include "io/crypt.h"
 #include "io/io.h"
 #include "proto/cls_rbd.h"
 #include "proto/oid.h"
@@ -443,7 +444,9 @@ int64_t rbdl_info_read_iterate(struct rbdl_image *img, uint64_t ofs,
 
 	if (r < 0)
 		return r;
-	uint64_t size = atomic_load(&img->size);
+	/* The data area's size when encryption is loaded: the reads below
+	 * go through it. */
+	uint64_t size = rbdl_image_size(img);
 
 	/* librbd's clip_io: len 0 is always valid; no start past the end. */
 	if (len == 0)

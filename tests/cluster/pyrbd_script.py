@@ -2019,6 +2019,12 @@ def s_encryption2(x):
         t.c('B.read', a.read, 4 * MiB + 8192, 4096)
         t.c('B.write', a.write, pat(151, 10), 48 * MiB - 5)
         t.c('B.write', a.write, pat(151, 10), 48 * MiB)
+        # extents in data-area offsets, the header left out
+        t.c('B.diff_iterate', lambda: diff(a, 0, a.size(), None))
+        t.c('B.diff_iterate', lambda: diff(a, 0, a.size(), 's1'))
+        t.c('B.diff_iterate', lambda: diff(a, 0, a.size(), None, whole_object=True))
+        t.c('B.diff_iterate', lambda: diff(a, 4 * MiB, 8192, None))
+        t.c('B.diff_iterate', lambda: diff(a, 48 * MiB, 1, None))
         x.close(a)
     t.c('RBD.clone', r.clone, io, 'e2', 's1', io, 'e2c', features=1)
     a = x.open('BC', 'e2c')
