@@ -6,8 +6,8 @@
 # as it is: no cluster, no added time limit.
 #
 # A cluster test (tests/cluster/check_* and tests/cluster/test-*.sh; a .sh
-# is run with bash) runs within RBDLITE_TEST_TIMEOUT seconds (default 900)
-# against
+# is run with bash) runs within RBDLITE_TEST_TIMEOUT seconds (default 900;
+# a script's line "# cluster-test: time limit SECONDS" raises it) against
 #
 #   - the cluster in the environment, when RBDLITE_USE_CLUSTER=1 and
 #     CEPH_CONF (with RBDLITE_TEST_POOL, RBDLITE_TEST_DATA_POOL) are
@@ -74,6 +74,12 @@ if [[ ! $TMO =~ ^[1-9][0-9]*$ ]]; then
     exit 99
 fi
 if [[ $TEST == *.sh ]]; then CMD=(bash "$@"); else CMD=("$@"); fi
+# A script whose own fixed timings need more (the fault matrix) says so on
+# a line "# cluster-test: time limit SECONDS"; the larger limit applies.
+if [[ $TEST == *.sh ]]; then
+    own_tmo=$(sed -n 's/^# cluster-test: time limit \([1-9][0-9]*\)$/\1/p' "$TEST" | head -1)
+    [[ -n $own_tmo ]] && ((own_tmo > TMO)) && TMO=$own_tmo
+fi
 
 reuse=0 own=0
 [[ ${RBDLITE_USE_CLUSTER:-0} == 1 && -n ${CEPH_CONF:-} ]] && reuse=1

@@ -54,6 +54,7 @@
 # last; exits non-zero on any failure.
 
 # cluster-test: own cluster
+# cluster-test: time limit 1500
 
 set -uo pipefail
 
