@@ -14,6 +14,11 @@
 # randwrite-qd32.svg, randwrite-qd1.svg): copy them there to refresh them.
 # For machine-readable output run
 # build/lib/tools/rbdlite-bench --output-format=json yourself.
+# RBDLITE_BENCH_LUKS=1 adds the encrypted cases: a 256 MiB image formatted
+# LUKS2 (AES-256) by the real librbd (rbd encryption format), loaded by
+# each backend (--luks), 4 KiB random reads and writes at iodepth 32 and
+# 1 MiB sequential reads and writes at iodepth 8, librbdlite and librbd
+# only (librados would read the stored ciphertext); plots luks-*.svg.
 # RBDLITE_BENCH_ARGS adds rbdlite-bench options to every case, e.g.
 # RBDLITE_BENCH_ARGS=--jemalloc=both runs each backend with glibc malloc
 # and with jemalloc preloaded.
@@ -28,6 +33,7 @@ cd "$root" || exit 1
 bench_prepare "$out" build/lib/tools/rbdlite-bench build/lib/.libs/librbdlite.so || exit 1
 
 export RBDLITE_BENCH_ARGS=${RBDLITE_BENCH_ARGS:-}
+export RBDLITE_BENCH_LUKS=${RBDLITE_BENCH_LUKS:-0}
 exec tests/cluster/with-cluster.sh bash -c '
 set -uo pipefail
 root=$1 secs=$2 blocks=$3 out=$4
@@ -52,6 +58,28 @@ for rw in randread randwrite; do
 			tee "$out/$tag.txt" || rc=1
 	done
 done
+if [ "$RBDLITE_BENCH_LUKS" = 1 ]; then
+	eimg=bench-luks pass=bench-luks-passphrase
+	rbd create --size 256M --image-feature layering "$pool/$eimg" || exit 1
+	printf %s "$pass" >"$out/luks.pass"
+	rbd encryption format "$pool/$eimg" luks2 "$out/luks.pass" \
+		--cipher-alg aes-256 || exit 1
+	for c in "randread 4k 32" "randwrite 4k 32" "read 1m 8" "write 1m 8"; do
+		set -- $c
+		tag="luks-$1-$2-qd$3"
+		echo "=== LUKS2 $2 $1, iodepth $3, $blocks blocks x ${secs} s per backend"
+		pre=()
+		[ "$1" = randread ] && pre=(--prefill)
+		"$bench" --pool="$pool" --image="$eimg" --rw="$1" --bs="$2" \
+			--iodepth="$3" --runtime="$secs" --blocks="$blocks" \
+			--backends=lite,librbd --luks="luks2:$pass" \
+			--lite-lib="$root/build/lib/.libs/librbdlite.so" \
+			--malloccount-lib="$root/build/lib/tools/.libs/librbdlite-malloccount.so" \
+			--plot="$out/$tag.svg" "${pre[@]}" "${extra[@]}" |
+			tee "$out/$tag.txt" || rc=1
+	done
+	rm -f "$out/luks.pass"
+fi
 echo "results in $out"
 exit $rc
 ' _ "$root" "$secs" "$blocks" "$out"

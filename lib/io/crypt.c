@@ -293,8 +293,10 @@ static void merge_and_write(struct creq *q)
 
 		for (uint64_t i = 0; i < q->a.len; i++)
 			if (cur[i] != q->cmp[i]) {
+				/* librbd 16.2.15's crypto layer reports the
+				 * position in the compared range. */
 				if (q->a.mismatch_off)
-					*q->a.mismatch_off = q->a.off + i;
+					*q->a.mismatch_off = i;
 				creq_done(q, -EILSEQ, true);
 				return;
 			}

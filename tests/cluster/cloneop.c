@@ -37,6 +37,8 @@
  *   diff FROM|- OFF LEN|size INCLUDE_PARENT WHOLE
  *                             rbd_diff_iterate2: "off len exists" lines
  *   meta KEY VALUE            rbd_metadata_set
+ *   luksformat luks1|luks2 aes128|aes256 PASS  rbd_encryption_format
+ *   luksload luks1|luks2 PASS rbd_encryption_load
  *   snaps                     rbd_snap_list and rbd_snap_exists
  *   waitfile PATH SECONDS     print "  waiting PATH" and wait until PATH
  *                             exists (RET -ETIMEDOUT after SECONDS)
@@ -342,6 +344,7 @@ static int nargs(const char *c)
 		{ "resize", 1 },   { "size", 0 },     { "parent", 0 },
 		{ "diff", 5 },	   { "waitfile", 2 }, { "expect", 1 },
 		{ "meta", 2 },	   { "snaps", 0 },
+		{ "luksformat", 3 }, { "luksload", 2 },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -427,6 +430,24 @@ static int run(rbd_image_t im, const char *c, char **a)
 		free(b2);
 		printf("  mismatch_off=%" PRId64 "\n", (int64_t)mm);
 		return (int)r;
+	}
+	if (!strcmp(c, "luksformat") || !strcmp(c, "luksload")) {
+		/* Both formats' options structs have the same layout. */
+		const char *pass = c[4] == 'f' ? a[2] : a[1];
+		rbd_encryption_luks2_format_options_t o = {
+			.alg = c[4] == 'f' && !strcmp(a[1], "aes256")
+				       ? RBD_ENCRYPTION_ALGORITHM_AES256
+				       : RBD_ENCRYPTION_ALGORITHM_AES128,
+			.passphrase = pass,
+			.passphrase_size = strlen(pass),
+		};
+		rbd_encryption_format_t f = !strcmp(a[0], "luks1")
+						    ? RBD_ENCRYPTION_FORMAT_LUKS1
+						    : RBD_ENCRYPTION_FORMAT_LUKS2;
+
+		return c[4] == 'f'
+			       ? rbd_encryption_format(im, f, &o, sizeof(o))
+			       : rbd_encryption_load(im, f, &o, sizeof(o));
 	}
 	if (!strcmp(c, "snapc"))
 		return rbd_snap_create(im, a[0]);

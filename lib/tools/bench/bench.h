@@ -113,6 +113,8 @@ struct opts {
 	int order;
 	char **sets;
 	int nsets;
+	int luks_format;	/* 0: none, else 1 + rbd_encryption_format_t */
+	const char *luks_pass;
 	int prefill;
 	int spread;		/* SPREAD_JOBS / SPREAD_IOS */
 	int shared_handles;	/* 1: one handle per image for all jobs */

@@ -59,6 +59,7 @@ struct rbd_api {
 	__typeof__(rbd_aio_release) *aio_release;
 	__typeof__(rbd_set_image_notification) *set_image_notification;
 	__typeof__(rbd_poll_io_events) *poll_io_events;
+	__typeof__(rbd_encryption_load) *encryption_load;
 	__typeof__(rbdlite_version) *rbdlite_version;
 	__typeof__(rbdlite_get_stats) *rbdlite_get_stats;
 };
@@ -66,6 +67,11 @@ struct rbd_api {
 enum { PH_WARMUP, PH_MEASURE, PH_STOP };
 
 struct job;
+struct child;
+
+/* rbd_open, then the LUKS load that --luks asks for (closed again when
+ * the load fails).  0 or a negative errno. */
+int be_rbd_open_image(struct child *c, const char *name, rbd_image_t *img);
 
 /* One I/O in flight, reused for the next one when it completes. */
 struct slot {

@@ -68,9 +68,35 @@ int load_api(struct rbd_api *a, const char *path, char *err, size_t errlen,
 	RESOLVE(a, aio_release, "rbd_aio_release", 1);
 	RESOLVE(a, set_image_notification, "rbd_set_image_notification", 1);
 	RESOLVE(a, poll_io_events, "rbd_poll_io_events", 1);
+	RESOLVE(a, encryption_load, "rbd_encryption_load", 0);
 	RESOLVE(a, rbdlite_version, "rbdlite_version", 0);
 	RESOLVE(a, rbdlite_get_stats, "rbdlite_get_stats", 0);
 	return 0;
+}
+
+int be_rbd_open_image(struct child *c, const char *name, rbd_image_t *img)
+{
+	const struct opts *o = c->o;
+	int r = c->api.open(c->io, name, img, NULL);
+
+	if (r < 0 || !o->luks_format)
+		return r;
+	/* Both formats' options structs have the same layout. */
+	rbd_encryption_luks2_format_options_t lo = {
+		.alg = RBD_ENCRYPTION_ALGORITHM_AES256,
+		.passphrase = o->luks_pass,
+		.passphrase_size = strlen(o->luks_pass),
+	};
+
+	r = c->api.encryption_load
+		    ? c->api.encryption_load(*img, o->luks_format - 1, &lo,
+					     sizeof(lo))
+		    : -ENOSYS;
+	if (r < 0) {
+		c->api.close(*img);
+		*img = NULL;
+	}
+	return r;
 }
 
 /* ---- image info probe --------------------------------------------------- */
@@ -89,7 +115,7 @@ int be_rbd_info(struct child *c)
 
 		memset(&rec, 0, sizeof(rec));
 		rec.idx = i;
-		r = a->open(c->io, o->images[i], &img, NULL);
+		r = be_rbd_open_image(c, o->images[i], &img);
 		if (r < 0) {
 			child_send_error(o, r, "cannot open image %s/%s: %s",
 					 o->pool, o->images[i], strerror(-r));
@@ -132,7 +158,7 @@ int be_rbd_open_shared(struct child *c, int *failed_img)
 
 	c->handles = xcalloc((size_t)o->nimages, sizeof(*c->handles));
 	for (int i = 0; i < o->nimages; i++) {
-		int r = c->api.open(c->io, o->images[i], &c->handles[i], NULL);
+		int r = be_rbd_open_image(c, o->images[i], &c->handles[i]);
 
 		if (r < 0) {
 			c->handles[i] = NULL;
@@ -171,7 +197,7 @@ int be_rbd_job_open(struct job *j, int *failed_img)
 			ji->image = c->handles[ji->img];
 			continue;
 		}
-		r = c->api.open(c->io, o->images[ji->img], &ji->image, NULL);
+		r = be_rbd_open_image(c, o->images[ji->img], &ji->image);
 		if (r < 0) {
 			ji->image = NULL;
 			*failed_img = ji->img;

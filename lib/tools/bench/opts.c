@@ -183,6 +183,7 @@ enum {
 	O_POOL, O_IMAGE, O_CONF, O_ID, O_BACKENDS, O_BLOCKS, O_OUTFMT, O_PLOT,
 	O_JEMALLOC, O_LITELIB, O_LIBRBDLIB, O_MCLIB, O_WARMUP, O_MODE, O_QUIET,
 	O_ORDER, O_SET, O_PREFILL, O_SPREAD, O_HANDLES, O_TIMEOUT, O_SEED,
+	O_LUKS,
 	O_HELP, O_VERSION,
 	O_CHILD, O_CHILD_INFO, O_CHILD_FD, O_CHILD_LIB, O_CHILD_LAYOUT
 };
@@ -217,6 +218,7 @@ static const struct option longopts[] = {
 	{ "quiet", no_argument, NULL, O_QUIET },
 	{ "order", required_argument, NULL, O_ORDER },
 	{ "set", required_argument, NULL, O_SET },
+	{ "luks", required_argument, NULL, O_LUKS },
 	{ "prefill", no_argument, NULL, O_PREFILL },
 	{ "spread", required_argument, NULL, O_SPREAD },
 	{ "handles", required_argument, NULL, O_HANDLES },
@@ -274,6 +276,9 @@ static void usage(FILE *f)
 "                       through a lock-free list + eventfd; the job thread\n"
 "                       resubmits)\n"
 "  --prefill            write the region of every image once before measuring\n"
+"  --luks=luks1|luks2:PASSPHRASE\n"
+"                       load the images' LUKS encryption after each open\n"
+"                       (rbd_encryption_load; lite and librbd backends only)\n"
 "  --seed=N             offset generator seed (default 1)\n"
 "\n"
 "Run:\n"
@@ -328,6 +333,10 @@ static void opts_finish(struct opts *o, int argc, char **argv)
 	}
 	if (!o->nimages)
 		die("--image is required (see --help)");
+	for (int i = 0; i < o->nbackends && o->luks_format; i++)
+		if (o->backends[i] == BE_RADOS)
+			die("--luks: the rados backend reads the stored "
+			    "(encrypted) objects: use --backends=lite,librbd");
 	if (o->nimages > MAX_IMAGES)
 		die("at most %d images", MAX_IMAGES);
 	if (o->runtime == 0 && !o->warmup_given)
@@ -461,6 +470,16 @@ void parse_opts(struct opts *o, int argc, char **argv)
 					      NAMES(order_name));
 			if (o->order < 0)
 				die("--order: expected cyclic or abba");
+			break;
+		case O_LUKS:
+			if (!strncmp(optarg, "luks1:", 6))
+				o->luks_format = 1 + RBD_ENCRYPTION_FORMAT_LUKS1;
+			else if (!strncmp(optarg, "luks2:", 6))
+				o->luks_format = 1 + RBD_ENCRYPTION_FORMAT_LUKS2;
+			else
+				die("--luks: expected luks1:PASSPHRASE or "
+				    "luks2:PASSPHRASE");
+			o->luks_pass = optarg + 6;
 			break;
 		case O_SET:
 			if (!strchr(optarg, '=') || optarg[0] == '=')
