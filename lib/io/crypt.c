@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/slab.h"
 #include "core/striper.h"
 #include "core/wbuf.h"
 #include "crypt.h"
@@ -47,8 +48,20 @@ struct creq {
 	atomic_int err;			/* their first error */
 	unsigned char *edge[2];		/* head and tail block of an RMW */
 	unsigned char cmp[512];		/* compare-and-write's data */
+	bool slab;			/* from creq_slab (no iovec array) */
 	struct iovec iov[];		/* a read's iovec array, copied */
 };
+
+/* Requests without an iovec array come from a slab: no malloc per I/O in
+ * steady state (the data buffers are core/wbuf.h's). */
+static struct rbdl_slab creq_slab =
+	RBDL_SLAB_INIT("crypt", (sizeof(struct creq) + 63) & ~(size_t)63);
+static pthread_once_t creq_once = PTHREAD_ONCE_INIT;
+
+static void creq_init_once(void)
+{
+	rbdl_slab_init(&creq_slab);
+}
 
 static uint64_t down(uint64_t x, uint32_t bs) { return x & ~(uint64_t)(bs - 1); }
 static uint64_t up(uint64_t x, uint32_t bs) { return down(x + bs - 1, bs); }
@@ -106,8 +119,18 @@ static struct creq *creq_new(struct rbdl_image *img, struct rbdl_crypt *k,
 			     struct rbdl_comp *c, const struct rbdl_io_args *a,
 			     int niov)
 {
-	struct creq *q = calloc(1, sizeof(*q) + (size_t)niov * sizeof(q->iov[0]));
+	struct creq *q;
 
+	if (niov) {
+		q = calloc(1, sizeof(*q) + (size_t)niov * sizeof(q->iov[0]));
+	} else {
+		pthread_once(&creq_once, creq_init_once);
+		q = rbdl_slab_alloc(&creq_slab);
+		if (q) {
+			memset(q, 0, sizeof(*q));
+			q->slab = true;
+		}
+	}
 	if (!q)
 		return NULL;
 	q->img = img;
@@ -125,9 +148,12 @@ static void creq_free(struct creq *q)
 {
 	if (q->bounce)
 		rbdl_wbuf_free(q->buf);
-	free(q->edge[0]);
-	free(q->edge[1]);
-	free(q);
+	rbdl_wbuf_free((char *)q->edge[0]);
+	rbdl_wbuf_free((char *)q->edge[1]);
+	if (q->slab)
+		rbdl_slab_free(&creq_slab, q);
+	else
+		free(q);
 }
 
 /* Finish q: release its range (if held), complete the caller's. */
@@ -349,7 +375,7 @@ static void write_granted(struct rbdl_crange *range)
 		if (!(i ? tail : head))
 			continue;
 		if (r == 0) {
-			q->edge[i] = malloc(bs);
+			q->edge[i] = (unsigned char *)rbdl_wbuf_alloc(bs);
 			r = q->edge[i] ? 0 : -ENOMEM;
 		}
 		if (r == 0) {

@@ -20,9 +20,10 @@
  *
  * Buffers: the caller's write data is copied (encrypted) before submit
  * returns; the caller's read buffers and iovec targets are written at
- * completion (the iovec array itself is copied).  Per request one heap
- * block holds the request and, for writes, the encrypted data
- * (core/wbuf.h); aligned reads decrypt in the caller's buffer.
+ * completion (the iovec array itself is copied).  Requests come from a
+ * slab (a vector read's, with its copied iovec array, from the heap), the
+ * encrypted data and edge blocks from core/wbuf.h's slab classes (up to
+ * 64 KiB); aligned reads decrypt in the caller's buffer.
  *
  * Threading: as io.h.  Completions run the next step on the thread that
  * delivered the data path's completion.
