@@ -196,6 +196,38 @@ static ssize_t inner_result(rbdl_user_comp_t uc)
 	return r;
 }
 
+/*
+ * Sub-requests (edge reads, a discard's zero writes): pending counts them
+ * plus one guard reference the issuer drops last; err keeps the first
+ * error.  sub_error records r (< 0); sub_put drops one reference and says
+ * whether it was the last.
+ */
+static void sub_error(struct creq *q, int r)
+{
+	int zero = 0;
+
+	/* Relaxed: read by the last one, after sub_put's acq_rel. */
+	atomic_compare_exchange_strong_explicit(&q->err, &zero, r,
+						memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+static bool sub_put(struct creq *q)
+{
+	/* acq_rel: the last one sees every sub-request's data and error. */
+	return atomic_fetch_sub_explicit(&q->pending, 1,
+					 memory_order_acq_rel) == 1;
+}
+
+/* A sub-request that was counted but never sent. */
+static void sub_unsent(struct creq *q, int r)
+{
+	sub_error(q, r);
+	/* Relaxed: the issuer's guard reference keeps the count above
+	 * zero. */
+	atomic_fetch_sub_explicit(&q->pending, 1, memory_order_relaxed);
+}
+
 /* ---- read ------------------------------------------------------------------ */
 
 static void read_done(rbdl_user_comp_t uc, void *arg)
@@ -342,15 +374,10 @@ static void edge_done(rbdl_user_comp_t uc, void *arg)
 {
 	struct creq *q = arg;
 	ssize_t r = inner_result(uc);
-	int zero = 0;
 
 	if (r < 0)
-		/* Relaxed: read by the last one, after the acq_rel below. */
-		atomic_compare_exchange_strong_explicit(
-			&q->err, &zero, (int)r, memory_order_relaxed,
-			memory_order_relaxed);
-	/* acq_rel: the last one sees every edge's data and error. */
-	if (atomic_fetch_sub_explicit(&q->pending, 1, memory_order_acq_rel) == 1)
+		sub_error(q, (int)r);
+	if (sub_put(q))
 		merge_and_write(q);
 }
 
@@ -389,15 +416,9 @@ static void write_granted(struct rbdl_crange *range)
 			if (r == 0)
 				continue;
 		}
-		/* This edge never runs: record why, count it out. */
-		int zero = 0;
-
-		atomic_compare_exchange_strong_explicit(
-			&q->err, &zero, r, memory_order_relaxed,
-			memory_order_relaxed);
-		atomic_fetch_sub_explicit(&q->pending, 1, memory_order_relaxed);
+		sub_unsent(q, r);	/* this edge never runs */
 	}
-	if (atomic_fetch_sub_explicit(&q->pending, 1, memory_order_acq_rel) == 1)
+	if (sub_put(q))
 		merge_and_write(q);
 }
 
@@ -460,15 +481,10 @@ static void zeros_done(rbdl_user_comp_t uc, void *arg)
 {
 	struct creq *q = arg;
 	ssize_t r = inner_result(uc);
-	int zero = 0;
 
 	if (r < 0)
-		/* Relaxed: read by the last one, after the acq_rel below. */
-		atomic_compare_exchange_strong_explicit(
-			&q->err, &zero, (int)r, memory_order_relaxed,
-			memory_order_relaxed);
-	/* acq_rel: the last one sees every error. */
-	if (atomic_fetch_sub_explicit(&q->pending, 1, memory_order_acq_rel) == 1)
+		sub_error(q, (int)r);
+	if (sub_put(q))
 		creq_done(q, atomic_load_explicit(&q->err, memory_order_relaxed),
 			  true);
 }
@@ -480,16 +496,14 @@ static void zeros_send(struct creq *q, uint64_t off, uint64_t len)
 		.op = RBDL_OP_WRITE_ZEROES, .off = off, .len = len,
 		.zero_flags = RBD_WRITE_ZEROES_FLAG_THICK_PROVISION,
 	};
-	int zero = 0, r;
+	int r;
 
+	/* Relaxed: the issuer's guard reference keeps the count above
+	 * zero. */
 	atomic_fetch_add_explicit(&q->pending, 1, memory_order_relaxed);
 	r = inner(q, &t, zeros_done);
-	if (r < 0) {
-		atomic_compare_exchange_strong_explicit(
-			&q->err, &zero, r, memory_order_relaxed,
-			memory_order_relaxed);
-		atomic_fetch_sub_explicit(&q->pending, 1, memory_order_relaxed);
-	}
+	if (r < 0)
+		sub_unsent(q, r);
 }
 
 /*
@@ -548,14 +562,9 @@ static void discard_zeros(struct creq *q)
 out:
 	free(objs);
 	free(pieces);
-	if (r < 0) {
-		int zero = 0;
-
-		atomic_compare_exchange_strong_explicit(
-			&q->err, &zero, r, memory_order_relaxed,
-			memory_order_relaxed);
-	}
-	if (atomic_fetch_sub_explicit(&q->pending, 1, memory_order_acq_rel) == 1)
+	if (r < 0)
+		sub_error(q, r);
+	if (sub_put(q))
 		creq_done(q, atomic_load_explicit(&q->err, memory_order_relaxed),
 			  true);
 }
@@ -656,29 +665,4 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 	default:	/* discard, write-zeroes */
 		return crypt_pass(img, k, c, a, true);
 	}
-}
-
-ssize_t rbdl_crypt_sync(struct rbdl_image *img, struct rbdl_crypt *k,
-			const struct rbdl_io_args *a)
-{
-	struct rbdl_comp *c;
-	uint64_t size = rbdl_crypt_size(
-		k, atomic_load_explicit(&img->size, memory_order_acquire));
-	ssize_t r = rbdl_comp_create(NULL, NULL, &c);
-
-	if (r < 0)
-		return r;
-	c->internal = true;
-	r = rbdl_crypt_submit(img, k, c, a);
-	if (r == 0) {
-		rbdl_comp_wait(c);
-		r = c->rval;
-	}
-	rbdl_comp_release(c);
-	if (r < 0 || a->op == RBDL_OP_READ || a->op == RBDL_OP_FLUSH)
-		return r;
-	/* librbd's synchronous writes report the clipped length. */
-	if (a->off >= size)
-		return 0;
-	return (ssize_t)(a->len < size - a->off ? a->len : size - a->off);
 }

@@ -59,8 +59,4 @@ static inline uint64_t rbdl_image_size(struct rbdl_image *img)
 int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 		      struct rbdl_comp *c, const struct rbdl_io_args *a);
 
-/* rbdl_io_sync's contract, likewise. */
-ssize_t rbdl_crypt_sync(struct rbdl_image *img, struct rbdl_crypt *k,
-			const struct rbdl_io_args *a);
-
 #endif /* RBDL_IO_CRYPT_H */

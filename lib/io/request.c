@@ -760,14 +760,13 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 
 ssize_t rbdl_io_sync(struct rbdl_image *img, const struct rbdl_io_args *a)
 {
-	struct rbdl_crypt *k = atomic_load_explicit(&img->crypt,
-						    memory_order_acquire);
 	struct rbdl_comp *c;
-	uint64_t size = atomic_load_explicit(&img->size, memory_order_acquire);
+	/* Through a loaded encryption (rbdl_io_submit), the data area's. */
+	uint64_t size = a->raw ? atomic_load_explicit(&img->size,
+						      memory_order_acquire)
+			       : rbdl_image_size(img);
 	ssize_t r;
 
-	if (__builtin_expect(k != NULL, 0) && !a->raw)
-		return rbdl_crypt_sync(img, k, a);
 	r = rbdl_comp_create(NULL, NULL, &c);
 	if (r < 0)
 		return r;

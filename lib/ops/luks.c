@@ -29,7 +29,6 @@
 #include "core/internal.h"
 #include "image/parent.h"
 #include "image/refresh.h"
-#include "io/crypt.h"
 #include "io/io.h"
 
 /* What librbd reads first, and at most, while looking for the header and
@@ -327,13 +326,13 @@ int rbdl_luks_format(struct rbdl_image *img, int format, const void *opts,
 	/* librbd shuts a loaded encryption down first: the header goes to
 	 * the image's offset 0, not through the old key.  Its writes drain
 	 * first. */
-	struct rbdl_crypt *old = atomic_load_explicit(&img->crypt,
-						      memory_order_acquire);
+	struct rbdl_io_args drain = { .op = RBDL_OP_FLUSH, .own = true };
 	struct rbdl_io_args fl = { .op = RBDL_OP_FLUSH, .own = true,
 				   .raw = true };
 
-	if (old) {
-		r = (int)rbdl_crypt_sync(img, old, &fl);
+	if (atomic_load_explicit(&img->crypt, memory_order_acquire)) {
+		/* Through the old encryption: a barrier behind its writes. */
+		r = (int)rbdl_io_sync(img, &drain);
 		if (r < 0) {
 			rbdl_crypt_free(k);
 			goto out;
