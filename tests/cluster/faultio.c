@@ -11,7 +11,9 @@
  * both, as rbdmodel.c does.  CEPH_CONF names the cluster.
  *
  * write: 4 KiB aio writes to random blocks B..B+N-1 of the image, D in
- * flight, never two on one block, for S seconds (or until killed).  Each
+ * flight, never two on one block, for S seconds, or until SIGUSR1 (then it
+ * stops as at the end of its time: drains, flushes, reports), or until
+ * killed.  Each
  * block carries a header (magic, block number, generation, CRC of the
  * rest) and a pattern derived from (block, generation); generations
  * increase with every submission.  The state file (mmap'ed MAP_SHARED, so
@@ -56,6 +58,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -206,6 +209,16 @@ static uint64_t *map_state(const char *path, uint64_t *np, bool create)
 
 #define FLUSH_NS 50000000u	/* --cache on: a flush every 50 ms */
 
+/* Set by SIGUSR1: stop as if the time were up.  Read by the main loop,
+ * which wakes at least every 100 ms. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
 static int do_write(rbd_image_t img, const char *state, double seconds,
 		    int depth, uint64_t nblocks, uint64_t first, bool stop_err,
 		    bool cache)
@@ -234,7 +247,7 @@ static int do_write(rbd_image_t img, const char *state, double seconds,
 	for (;;) {
 		uint64_t now = now_ns();
 
-		if (now >= end)
+		if (now >= end || stop_requested)
 			stopping = true;
 		/* --cache on: one flush in flight at a time, every FLUSH_NS,
 		 * and a last one once the writes have drained. */
@@ -524,6 +537,10 @@ int main(int argc, char **argv)
 	rbd_image_t img;
 	int r;
 
+	struct sigaction sa = { .sa_handler = on_usr1 };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
 	if ((r = rados_create(&cl, NULL)) < 0 ||
 	    (r = rados_conf_read_file(cl, NULL)) < 0 ||
 	    (!cache && (r = rados_conf_set(cl, "rbd_cache", "false")) < 0) ||

@@ -261,7 +261,11 @@ run_row() {
         sleep "$PRE_S"; cl_n osd-stop 0; sleep "$FAULT_S"; cl_n osd-cont 0
         ;;
     quota)
-        writer "$tag" "$lib" "$img" 0 $((PRE_S + WRITE_S))
+        # The full flag comes when the manager's statistics catch up, a
+        # few seconds after the quota, longer on a loaded machine: the
+        # writer runs until told to stop (SIGUSR1), WRITE_S seconds after
+        # the quota is lifted, so that the fault falls inside its run.
+        writer "$tag" "$lib" "$img" 0 600
         sleep "$PRE_S"
         ceph osd pool set-quota "$POOL" max_bytes 1 >>"$TMP/cluster.log" 2>&1 ||
             fail "$tag: set-quota" "ceph failed"
@@ -276,6 +280,8 @@ run_row() {
         ceph osd pool set-quota "$POOL" max_bytes 0 >>"$TMP/cluster.log" 2>&1 ||
             fail "$tag: lift the quota" "ceph failed"
         pool_full 60 no || fail "$tag: the quota is lifted" "still full after 60 s"
+        sleep "$WRITE_S"
+        kill -USR1 "$WPID" 2>/dev/null
         BLOCKS=1
         ;;
     client-kill)
