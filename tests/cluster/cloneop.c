@@ -39,6 +39,14 @@
  *   meta KEY VALUE            rbd_metadata_set
  *   luksformat luks1|luks2 aes128|aes256 PASS  rbd_encryption_format
  *   luksload luks1|luks2 PASS rbd_encryption_load
+ *   luksbad format|load HOW   rbd_encryption_format or _load (LUKS2,
+ *                             AES-256, passphrase "cpass") called wrongly,
+ *                             HOW: short (options size one byte short),
+ *                             long (one byte more), null (NULL options),
+ *                             fmt (unknown format), alg (unknown
+ *                             algorithm, format only), nopass (empty
+ *                             passphrase), nullpass (NULL passphrase with
+ *                             size 0)
  *   snaps                     rbd_snap_list and rbd_snap_exists
  *   waitfile PATH SECONDS     print "  waiting PATH" and wait until PATH
  *                             exists (RET -ETIMEDOUT after SECONDS)
@@ -344,13 +352,46 @@ static int nargs(const char *c)
 		{ "resize", 1 },   { "size", 0 },     { "parent", 0 },
 		{ "diff", 5 },	   { "waitfile", 2 }, { "expect", 1 },
 		{ "meta", 2 },	   { "snaps", 0 },
-		{ "luksformat", 3 }, { "luksload", 2 },
+		{ "luksformat", 3 }, { "luksload", 2 }, { "luksbad", 2 },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(c, t[i].name))
 			return t[i].n;
 	return -1;
+}
+
+/* luksbad: the encryption calls with one thing wrong (HOW). */
+static int luks_bad(rbd_image_t im, bool format, const char *how)
+{
+	struct {
+		rbd_encryption_luks2_format_options_t o;
+		char pad[8];
+	} u = { .o = { .alg = RBD_ENCRYPTION_ALGORITHM_AES256,
+		       .passphrase = "cpass",
+		       .passphrase_size = 5 } };
+	rbd_encryption_format_t f = RBD_ENCRYPTION_FORMAT_LUKS2;
+	size_t sz = sizeof(u.o);
+	void *opts = &u.o;
+
+	if (!strcmp(how, "short"))
+		sz--;
+	else if (!strcmp(how, "long"))
+		sz++;
+	else if (!strcmp(how, "null"))
+		opts = NULL;
+	else if (!strcmp(how, "fmt"))
+		f = (rbd_encryption_format_t)7;
+	else if (!strcmp(how, "alg"))
+		u.o.alg = (rbd_encryption_algorithm_t)9;
+	else if (!strcmp(how, "nopass"))
+		u.o.passphrase = "";
+	else if (!strcmp(how, "nullpass"))
+		u.o.passphrase = NULL;
+	if (!strcmp(how, "nopass") || !strcmp(how, "nullpass"))
+		u.o.passphrase_size = 0;
+	return format ? rbd_encryption_format(im, f, opts, sz)
+		      : rbd_encryption_load(im, f, opts, sz);
 }
 
 static int run(rbd_image_t im, const char *c, char **a)
@@ -449,6 +490,8 @@ static int run(rbd_image_t im, const char *c, char **a)
 			       ? rbd_encryption_format(im, f, &o, sizeof(o))
 			       : rbd_encryption_load(im, f, &o, sizeof(o));
 	}
+	if (!strcmp(c, "luksbad"))
+		return luks_bad(im, !strcmp(a[0], "format"), a[1]);
 	if (!strcmp(c, "snapc"))
 		return rbd_snap_create(im, a[0]);
 	if (!strcmp(c, "snaprm"))

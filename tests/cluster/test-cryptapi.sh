@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# test-cryptapi.sh - the encryption calls of the C API, differentially:
+# librbdlite (cloneop-lite) against the real librbd (cloneop-librbd).
+# Python has no binding for most of what is here, and this script runs
+# in the sanitizer builds too (Makefile.am's asan_tests).
+#
+# 1. One cloneop script on twin images, for each format: synchronous and
+#    aio writes, compare-and-write (match, mismatch and its offset, a
+#    range across a sector), write-same, write-zeroes, discard, exact
+#    diff, a second load; then a new handle loads and reads back.  The
+#    outputs must be equal line for line.
+# 2. Bad calls (options one byte short or long, unknown format or
+#    algorithm, empty passphrase, wrong passphrase, wrong format, a second
+#    load) on one image: each library's answers are librbd's, the image is
+#    then loaded and read as before.  (NULL options: librbdlite answers
+#    -EINVAL, librbd 16.2.15 crashes, so that call is made through
+#    librbdlite only.)
+# 3. LUKS headers corrupted on disk (the magic, both LUKS2 headers' magic
+#    or JSON, one LUKS2 header, the key material, a truncated first
+#    object, LUKS1 data offsets of 0 and past the image's end): the load's
+#    result, the size and the first 64 KiB read are librbd's, and neither
+#    library writes a byte of the header object.  Two known differences:
+#    with a LUKS1 data offset of 0 the header's own zero-filled gaps
+#    decrypt to zeros through librbdlite (any all-zero block does), to
+#    noise through librbd, so that case is compared on the load's result
+#    and the size only; with a data offset past the image's end librbd
+#    16.2.15 reports a size wrapped below zero (2^64 - ...) and librbdlite
+#    a size of 0, so there librbdlite is checked on its own: the load
+#    succeeds, the size is 0 and nothing is written.
+#
+# Needs the test cluster's environment (make check, or
+# tests/cluster/cluster-test.sh, sets it).  Exit status 0 when every check
+# passes.
+set -uo pipefail
+
+HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+
+# shellcheck source=tests/cluster/testlib.sh
+. "$HERE/testlib.sh"
+rbdl_need_cluster
+rbdl_need_cmds rbd rados python3 md5sum
+BUILDDIR=${RBDLITE_BUILDDIR:-$(cd "$HERE/../.." && pwd)}
+rbdl_twins cloneop
+rbdl_need_progs "$LITE" "$REF"
+POOL=$RBDLITE_TEST_POOL
+rbdl_workdir cryptapi
+cleanup() { rbdl_rm_workdir; }
+rbdl_traps
+
+# op lite|ref IMG ARGS...: cloneop on IMG through one library
+op() {
+    local prog=$LITE
+    [[ $1 == ref ]] && prog=$REF
+    timeout -k 5 300 "$prog" "$POOL" "$2" "${@:3}" 2>&1
+    echo "exit $?"
+}
+
+# same WHAT A B: files A and B are equal, and B ran clean (exit 0)
+same() {
+    if cmp -s "$2" "$3" && grep -qx "exit 0" "$3"; then
+        pass "$1 ($(wc -l <"$3") lines)"
+    else
+        fail "$1" "$(diff "$3" "$2" | head -8)"
+    fi
+}
+
+# --- 1. The C calls on twins -------------------------------------------
+# (Only blocks that were written are read: librbd decrypts a never-written
+# block of an existing object into noise.)
+CSCRIPT=(size write 0 64K 1 write 5000 700 2 aiowrite 9000 5000 3
+    aiowrite 20000 100 4 wait read 0 64K
+    expect -84 cmpwrite 8704 512 9 9 cmpwrite 600 100 1 5 read 512 1024
+    expect -22 cmpwrite 500 100 1 1
+    writesame 1M 64K 16 7 read 1M 64K writesame 2M 8K 4096 8 read 2M 8K
+    zero 3M 8K read 3M 8K discard 8M 4M read 8M 8K
+    write 12M 8K 10 discard 12M 4K read 12M 8K
+    diff - 0 size 0 0
+    expect -17 luksload FMT cpass)
+CREAD=(read 0 64K read 512 1024 read 1M 64K read 2M 8K read 3M 8K
+    read 8M 8K read 12M 8K size diff - 0 size 0 0)
+for f in luks1 luks2; do
+    for side in lite ref; do
+        img=xt-$$-$f-$side
+        rbd create --size 32M "$POOL/$img" >/dev/null 2>&1 ||
+            fail "$f: create $img" "rbd create failed"
+        op "$side" "$img" luksformat "$f" aes256 cpass "${CSCRIPT[@]/FMT/$f}" >"$TMP/$f-$side.1"
+        op "$side" "$img" luksload "$f" cpass "${CREAD[@]}" >"$TMP/$f-$side.2"
+    done
+    same "$f: the C calls through librbdlite and librbd agree" "$TMP/$f-lite.1" "$TMP/$f-ref.1"
+    same "$f: a new handle loads and reads the same" "$TMP/$f-lite.2" "$TMP/$f-ref.2"
+    rbd rm "$POOL/xt-$$-$f-lite" >/dev/null 2>&1
+    rbd rm "$POOL/xt-$$-$f-ref" >/dev/null 2>&1
+done
+
+# --- 2. Bad calls --------------------------------------------------------
+img=xb-$$
+rbd create --size 32M "$POOL/$img" >/dev/null 2>&1 || fail "bad calls: create" "rbd create failed"
+BAD=(expect -22 luksbad format short expect -22 luksbad format long
+    expect -95 luksbad format fmt expect -22 luksbad format alg)
+for side in lite ref; do
+    # On an unformatted image: every format call refused, a load too.
+    op "$side" "$img" "${BAD[@]}" expect -22 luksload luks2 cpass read 0 4K >"$TMP/bad0-$side"
+done
+same "bad format calls and a load of an unformatted image answer as librbd's" "$TMP/bad0-lite" "$TMP/bad0-ref"
+op ref "$img" luksformat luks2 aes256 cpass write 0 64K 5 >/dev/null
+BADL=(expect -22 luksbad load short expect -22 luksbad load long
+    expect -95 luksbad load fmt expect -1 luksbad load nopass
+    expect -1 luksload luks2 wrong expect -22 luksload luks1 cpass
+    luksload luks2 cpass expect -17 luksload luks2 cpass
+    expect -22 luksbad load short read 0 64K size)
+for side in lite ref; do
+    op "$side" "$img" "${BADL[@]}" >"$TMP/bad1-$side"
+done
+same "bad load calls answer as librbd's, then the image loads and reads" "$TMP/bad1-lite" "$TMP/bad1-ref"
+out=$(op lite "$img" expect -22 luksbad load null expect -22 luksbad format null \
+    luksload luks2 cpass read 0 64K)
+[[ $(tail -1 <<<"$out") == "exit 0" ]] &&
+    pass "NULL options: -EINVAL from librbdlite, the image intact" ||
+    fail "NULL options: -EINVAL from librbdlite, the image intact" "$out"
+rbd rm "$POOL/$img" >/dev/null 2>&1
+
+# --- 3. Corrupted headers ------------------------------------------------
+# patch FILE OFF zero:N|fill:N|trunc|HEX
+patch() {
+    python3 - "$@" <<'PY'
+import sys
+f, off, what = sys.argv[1], int(sys.argv[2], 0), sys.argv[3]
+d = bytearray(open(f, 'rb').read())
+if what == 'trunc':
+    del d[off:]
+elif what.startswith(('zero:', 'fill:')):
+    n = int(what[5:])
+    d[off:off + n] = (b'\0' if what[0] == 'z' else b'x') * n
+else:
+    b = bytes.fromhex(what)
+    d[off:off + len(b)] = b
+open(f, 'wb').write(d)
+PY
+}
+
+# corrupt FMT NAME OFF WHAT...: FMT's image (formatted by librbd and
+# written, once) with its header object patched; both libraries load and
+# read it; then the header object is put back as it was.
+corrupt() {
+    local f=$1 n=$2 img=xh-$$-$1 obj m0 side
+    shift 2
+    if [[ ! -e $TMP/$f.orig ]]; then
+        rbd create --size 32M "$POOL/$img" >/dev/null 2>&1 || { fail "$f: create" "rbd create failed"; return; }
+        op ref "$img" luksformat "$f" aes256 cpass write 0 64K 1 >/dev/null
+        rbd info --format json "$POOL/$img" | python3 -c \
+            'import json, sys; print(json.load(sys.stdin)["block_name_prefix"])' >"$TMP/$f.pfx"
+        rados -p "$POOL" get "$(cat "$TMP/$f.pfx").0000000000000000" "$TMP/$f.orig" ||
+            { fail "$f: get its header object" "rados get failed"; return; }
+    fi
+    obj=$(cat "$TMP/$f.pfx").0000000000000000
+    cp "$TMP/$f.orig" "$TMP/obj"
+    while (($#)); do patch "$TMP/obj" "$1" "$2"; shift 2; done
+    rados -p "$POOL" rm "$obj" && rados -p "$POOL" put "$obj" "$TMP/obj" ||
+        { fail "$f $n: put $obj" "rados put failed"; return; }
+    m0=$(md5sum <"$TMP/obj")
+    for side in lite ref; do
+        op "$side" "$img" expect "${EXPECT:-0}" luksload "$f" cpass size "${READ[@]}" |
+            grep -v '^cloneop:' >"$TMP/h-$side"
+        [[ $(rados -p "$POOL" get "$obj" - | md5sum) == "$m0" ]] ||
+            fail "$f $n: $side wrote nothing" "the header object changed"
+    done
+    case $n in
+    payload-past-end)
+        grep -qx "luksload $f cpass = 0" "$TMP/h-lite" && grep -qx "  size=0" "$TMP/h-lite" &&
+            grep -qx "exit 0" "$TMP/h-lite" &&
+            pass "$f $n: librbdlite loads it as an empty image, nothing written" ||
+            fail "$f $n: librbdlite loads it as an empty image" "$(cat "$TMP/h-lite")"
+        ;;
+    *) same "$f $n: librbdlite answers as librbd, nothing written" "$TMP/h-lite" "$TMP/h-ref" ;;
+    esac
+}
+READ=(read 0 64K)
+EXPECT=0 corrupt luks2 intact
+EXPECT=0 corrupt luks2 primary-magic 0 zero:6
+EXPECT=0 corrupt luks2 primary-json 0x1000 fill:64
+EXPECT=-22 corrupt luks2 both-magics 0 zero:6 0x4000 zero:6
+EXPECT=-22 corrupt luks2 both-jsons 0x1000 fill:64 0x5000 fill:64
+EXPECT=-1 corrupt luks2 keyslot 0x8000 fill:4096
+EXPECT=-1 corrupt luks2 truncated 8192 trunc
+EXPECT=0 corrupt luks1 intact
+EXPECT=-22 corrupt luks1 magic 0 zero:6
+EXPECT=-1 corrupt luks1 keyslot 4096 fill:4096
+EXPECT=-1 corrupt luks1 truncated 1000 trunc
+READ=()
+EXPECT=0 corrupt luks1 payload-zero 104 00000000
+EXPECT=0 corrupt luks1 payload-past-end 104 7fffffff
+rbd rm "$POOL/xh-$$-luks1" >/dev/null 2>&1
+rbd rm "$POOL/xh-$$-luks2" >/dev/null 2>&1
+rbdl_summary
