@@ -8,8 +8,9 @@
 # write-through until the first flush, a write overlapping one in flight
 # waits for it, reads return the data of writes acknowledged early, FUA,
 # rbd_cache_max_dirty, rbd_cache=false, rbd_cache_policy=writethrough,
-# synchronous writes, close with writes in flight, and the error of a
-# write acknowledged early returned by the next flush.
+# synchronous writes, close with writes in flight, the error of a
+# write acknowledged early returned by the next flush, and encrypted
+# writes (LUKS2) acknowledged early, with one known difference (KNOWN).
 #
 # Also checked on both transcripts: the lines that show write-around at
 # work (early acknowledgements during a pause, waits where librbd waits),
@@ -61,6 +62,19 @@ EXPECT=(
     "close: writes acknowledged during the pause: 8 of 8"
     "close: rbd_close returned during the pause: no"
     "error: the next flush returned an error: yes"
+    "luks: aligned write 1 acknowledged during the pause: yes"
+    "luks: aligned write 2 acknowledged during the pause: yes"
+    "luks: read of write 1 complete during the pause: no"
+    "luks: read holds write 1: yes"
+)
+# Known differences, "librbd's line|librbdlite's line": each transcript
+# must show its own side, and the lines are left out of the comparison.
+# A write of part of a written block of an encrypted image is a
+# read-modify-write: librbd acknowledges it on dispatch (its write-around
+# layer sits above its crypto layer), librbdlite once the edge block is
+# read (its encryption layer sits above the data path's write-around).
+KNOWN=(
+    "luks: partial-block write (read-modify-write) acknowledged during the pause: yes|luks: partial-block write (read-modify-write) acknowledged during the pause: no"
 )
 # meets FILE: does the transcript show every expected line?
 meets() {
@@ -86,6 +100,19 @@ for which in ref lite; do
             grep -F -- "${e%%: *}: ${e#*: }" "$WORK/$which.out" >/dev/null ||
                 grep -F -- "${e%: *}" "$WORK/$which.out" | sed 's/^/    | got: /'
         fi
+    done
+done
+for k in "${KNOWN[@]}"; do
+    for which in ref lite; do
+        line=${k%%|*}
+        [[ $which == lite ]] && line=${k#*|}
+        if grep -qxF -- "$line" "$WORK/$which.out"; then
+            pass "$which (known difference): $line"
+        else
+            fail "$which (known difference): $line"
+        fi
+        grep -vxF -- "$line" "$WORK/$which.out" >"$WORK/$which.cmp"
+        mv "$WORK/$which.cmp" "$WORK/$which.out"
     done
 done
 if diff -u "$WORK/ref.out" "$WORK/lite.out" >"$WORK/diff"; then
