@@ -2025,7 +2025,31 @@ def s_encryption2(x):
         t.c('B.diff_iterate', lambda: diff(a, 0, a.size(), None, whole_object=True))
         t.c('B.diff_iterate', lambda: diff(a, 4 * MiB, 8192, None))
         t.c('B.diff_iterate', lambda: diff(a, 48 * MiB, 1, None))
+        # copies through the loaded handle: rbd_copy writes the decrypted
+        # data area and fails past its end; sparsify works on the stored
+        # objects and the data reads the same afterwards
+        t.c('B.copy', a.copy, io, 'e2cp')
+        t.c('B.deep_copy', a.deep_copy, io, 'e2dc')
+        t.c('B.sparsify', a.sparsify, 4096)
+        t.c('B.read', a.read, 0, 8192)
+        t.c('B.read', a.read, 4 * MiB, 16384)
+        t.c('B.read', a.read, 8 * MiB - 4096, 8192)
+        t.c('B.read', a.read, 12 * MiB + 4094, 6)
+        t.c('B.read', a.read, 48 * MiB - 8, 16)
         x.close(a)
+    for n in ('e2cp', 'e2dc'):
+        a = x.open('CP', n)
+        if a:
+            if n == 'e2dc':
+                # librbd 16.2.15 deep-copies the decrypted data area (its
+                # header gone), librbdlite the stored image (loadable)
+                t.c('CP.encryption_load', a.encryption_load, L2, 'pw')
+            t.c('CP.size', a.size)
+            t.c('CP.read', a.read, 4 * MiB + 8192, 4096)
+            t.c('CP.read', a.read, 8 * MiB - 4096, 8192)
+            t.c('CP.read', a.read, 16 * MiB + 4096, 4096)
+            x.close(a)
+        t.c('RBD.remove', r.remove, io, n)
     t.c('RBD.clone', r.clone, io, 'e2', 's1', io, 'e2c', features=1)
     a = x.open('BC', 'e2c')
     if a:
