@@ -12,7 +12,8 @@
  *               decrypt, compare (CAW), merge -> encrypt -> data path
  *               write -> release -> complete
  *   discard, write-zeroes, write-same of zeros
- *               hold the range -> data path request -> release -> complete
+ *               chunks of at most 1 MiB, each a write of zeros as above
+ *               (at most 4 in flight) -> complete
  *   flush       hold everything -> data path flush -> release -> complete
  *
  * Requests the data path would refuse (empty, past the end, read-only
@@ -43,11 +44,15 @@ struct creq {
 	uint64_t a0, a1;		/* block-aligned range of the request */
 	char *buf;			/* aligned data [a0, a1) */
 	bool bounce;			/* buf is ours (else the caller's) */
-	bool zeros;			/* discard or zero by writing zeros */
 	atomic_int pending;		/* edge reads in flight */
 	atomic_int err;			/* their first error */
 	unsigned char *edge[2];		/* head and tail block of an RMW */
 	unsigned char cmp[512];		/* compare-and-write's data */
+	struct zrange {			/* zeros: the chunks to write */
+		uint64_t off, len;
+	} *zr;
+	size_t nzr;
+	atomic_size_t zi;		/* the next chunk to send */
 	bool slab;			/* from creq_slab (no iovec array) */
 	struct iovec iov[];		/* a read's iovec array, copied */
 };
@@ -86,6 +91,10 @@ static int forward(struct rbdl_image *img, struct rbdl_crypt *k,
 
 static void copy_in(const struct rbdl_io_args *a, char *dst, uint64_t len)
 {
+	if (!a->buf && !a->iov) {	/* a chunk of zeros (crypt_zeros) */
+		memset(dst, 0, len);
+		return;
+	}
 	if (a->buf) {
 		memcpy(dst, a->buf, len);
 		return;
@@ -476,97 +485,167 @@ static void pass_done(rbdl_user_comp_t uc, void *arg)
 	creq_done(q, inner_result(uc), true);
 }
 
-/* One of a discard's zero writes finished; the last completes it. */
-static void zeros_done(rbdl_user_comp_t uc, void *arg)
+/*
+ * Discard and write-zeroes (and a write-same of zeros) write zeros, as
+ * librbd's crypto layer turns them into writes of zeros: encrypted zeros
+ * (the stored bytes of a zero block are its ciphertext, which librbd
+ * decrypts back to zeros; stored zero bytes would decrypt to noise
+ * there).  The range -- for a discard, the object extents left after the
+ * discard granularity (rbd_discard_granularity_bytes), never removed or
+ * truncated -- is cut into chunks of at most ZCHUNK bytes, each an
+ * ordinary encrypted write of zeros (crypt_write: its own block range, a
+ * read-modify-write of a partial block), at most ZWINDOW of them in
+ * flight, so a discard of any length holds bounded memory.
+ */
+#define ZCHUNK (1u << 20)
+#define ZWINDOW 4
+
+static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
+		       struct rbdl_comp *c, const struct rbdl_io_args *a,
+		       uint64_t size);
+static void zchunk_done(rbdl_user_comp_t uc, void *arg);
+
+/* Claim the next chunk and send it: false when none is left. */
+static bool zchunk_send(struct creq *q)
+{
+	size_t i = atomic_fetch_add_explicit(&q->zi, 1, memory_order_relaxed);
+	struct rbdl_comp *ic;
+	int r;
+
+	if (i >= q->nzr)
+		return false;
+	/* Relaxed: the sender's own reference keeps the count above zero. */
+	atomic_fetch_add_explicit(&q->pending, 1, memory_order_relaxed);
+	r = rbdl_comp_create(q, zchunk_done, &ic);
+	if (r == 0) {
+		struct rbdl_io_args t = {
+			.op = RBDL_OP_WRITE, .off = q->zr[i].off,
+			.len = q->zr[i].len,	/* no buf: zeros */
+		};
+
+		ic->internal = true;
+		r = crypt_write(q->img, q->k, ic, &t, UINT64_MAX);
+		if (r < 0)
+			rbdl_comp_release(ic);
+	}
+	if (r < 0)
+		sub_unsent(q, r);
+	return true;
+}
+
+static void zeros_finish(struct creq *q)
+{
+	free(q->zr);
+	q->zr = NULL;
+	creq_done(q, atomic_load_explicit(&q->err, memory_order_relaxed),
+		  false);
+}
+
+/* A chunk is written: send the next one (none after an error), and the
+ * last to finish completes the request. */
+static void zchunk_done(rbdl_user_comp_t uc, void *arg)
 {
 	struct creq *q = arg;
 	ssize_t r = inner_result(uc);
 
 	if (r < 0)
 		sub_error(q, (int)r);
+	else if (!atomic_load_explicit(&q->err, memory_order_relaxed))
+		zchunk_send(q);
 	if (sub_put(q))
-		creq_done(q, atomic_load_explicit(&q->err, memory_order_relaxed),
-			  true);
+		zeros_finish(q);
 }
 
-/* Send a thick write of zeros over the stored range [off, off + len). */
-static void zeros_send(struct creq *q, uint64_t off, uint64_t len)
+/* Append [off, off + len) of the data area to q's chunks. */
+static int zr_add(struct creq *q, size_t *cap, uint64_t off, uint64_t len)
 {
-	struct rbdl_io_args t = {
-		.op = RBDL_OP_WRITE_ZEROES, .off = off, .len = len,
-		.zero_flags = RBD_WRITE_ZEROES_FLAG_THICK_PROVISION,
-	};
-	int r;
+	while (len) {
+		uint64_t n = len < ZCHUNK ? len : ZCHUNK;
 
-	/* Relaxed: the issuer's guard reference keeps the count above
-	 * zero. */
-	atomic_fetch_add_explicit(&q->pending, 1, memory_order_relaxed);
-	r = inner(q, &t, zeros_done);
-	if (r < 0)
-		sub_unsent(q, r);
+		if (q->nzr == *cap) {
+			size_t nc = *cap ? *cap * 2 : 8;
+			struct zrange *z = realloc(q->zr, nc * sizeof(*z));
+
+			if (!z)
+				return -ENOMEM;
+			q->zr = z;
+			*cap = nc;
+		}
+		q->zr[q->nzr].off = off;
+		q->zr[q->nzr++].len = n;
+		off += n;
+		len -= n;
+	}
+	return 0;
 }
 
-/*
- * A discard, as librbd's crypto layer does it: the object extents left
- * after the discard granularity (rbd_discard_granularity_bytes) are
- * written with zeros, which read back as zeros through the encryption,
- * never removed or truncated (a removed object reads as zeros too, but
- * librbd's diff reports the written ones).
- */
-static void discard_zeros(struct creq *q)
+/* q's chunks: its range (clipped to the data area), pruned to the
+ * discard granularity for a discard. */
+static int zeros_plan(struct creq *q, uint64_t size)
 {
 	struct rbdl_image *img = q->img;
 	const struct rbdl_layout *l = &img->layout;
-	uint64_t size = rbdl_crypt_size(
-		q->k, atomic_load_explicit(&img->size, memory_order_acquire));
 	uint64_t len = q->a.len < size - q->a.off ? q->a.len : size - q->a.off;
 	uint64_t off = raw_off(q->k, q->a.off);
 	uint64_t g = atomic_load_explicit(&img->discard_granularity,
 					  memory_order_relaxed);
 	struct rbdl_objext *objs = NULL;
 	struct rbdl_piece *pieces = NULL;
-	size_t nobjs, npieces;
-	int r = 0;
+	size_t nobjs, npieces, cap = 0;
+	int r;
 
-	/* Guard reference: the last zero write (or this) completes. */
-	atomic_store_explicit(&q->pending, 1, memory_order_relaxed);
-	if (!g) {
-		zeros_send(q, off, len);
-		goto out;
-	}
+	if (q->a.op != RBDL_OP_DISCARD || !g)
+		return zr_add(q, &cap, q->a.off, len);
 	rbdl_striper_count(l, off, len, &nobjs, &npieces);
 	objs = malloc((nobjs ? nobjs : 1) * sizeof(*objs));
 	pieces = malloc((npieces ? npieces : 1) * sizeof(*pieces));
-	if (!objs || !pieces) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = rbdl_striper_map(l, off, len, objs, nobjs, pieces, npieces, &nobjs,
-			     &npieces);
-	if (r < 0)
-		goto out;
-	nobjs = rbdl_plan_prune_discard(l->object_size, g, objs, nobjs);
-	for (size_t i = 0; i < nobjs; i++) {
+	r = objs && pieces ? 0 : -ENOMEM;
+	if (r == 0)
+		r = rbdl_striper_map(l, off, len, objs, nobjs, pieces, npieces,
+				     &nobjs, &npieces);
+	if (r == 0)
+		nobjs = rbdl_plan_prune_discard(l->object_size, g, objs, nobjs);
+	for (size_t i = 0; r == 0 && i < nobjs; i++) {
 		struct rbdl_img_range rs[64];
 		int n = rbdl_striper_obj_to_image(l, objs[i].objno,
 						  objs[i].obj_off, objs[i].len,
 						  rs, 64);
 
-		if (n < 0) {
-			r = n;
-			break;
-		}
-		for (int j = 0; j < n; j++)
-			zeros_send(q, rs[j].img_off, rs[j].len);
+		r = n < 0 ? n : 0;
+		for (int j = 0; r == 0 && j < n; j++)
+			r = zr_add(q, &cap, rs[j].img_off - q->k->data_off,
+				   rs[j].len);
 	}
-out:
 	free(objs);
 	free(pieces);
-	if (r < 0)
-		sub_error(q, r);
+	return r;
+}
+
+static int crypt_zeros(struct rbdl_image *img, struct rbdl_crypt *k,
+		       struct rbdl_comp *c, const struct rbdl_io_args *a,
+		       uint64_t size)
+{
+	struct creq *q = creq_new(img, k, c, a, 0);
+	int r;
+
+	if (!q)
+		return -ENOMEM;
+	q->a.buf = NULL;
+	r = zeros_plan(q, size);
+	if (r == 0)
+		r = rbdl_comp_arm(c, &img->dl, !c->internal);
+	if (r < 0) {
+		free(q->zr);
+		creq_free(q);
+		return r;
+	}
+	/* Guard reference: the last chunk to finish (or this) completes. */
+	atomic_store_explicit(&q->pending, 1, memory_order_relaxed);
+	for (int i = 0; i < ZWINDOW && zchunk_send(q); i++)
+		;
 	if (sub_put(q))
-		creq_done(q, atomic_load_explicit(&q->err, memory_order_relaxed),
-			  true);
+		zeros_finish(q);
+	return 0;
 }
 
 static void pass_granted(struct rbdl_crange *range)
@@ -575,24 +654,14 @@ static void pass_granted(struct rbdl_crange *range)
 	struct rbdl_io_args t = q->a;
 	int r;
 
-	if (q->a.op == RBDL_OP_DISCARD && q->zeros) {
-		discard_zeros(q);
-		return;
-	}
 	t.off = raw_off(q->k, q->a.off);
-	/* librbd's crypto layer writes zeros where the data path would
-	 * remove, truncate or punch (a write-zeroes is a discard that
-	 * zeroes exactly). */
-	if (q->zeros && t.op == RBDL_OP_WRITE_ZEROES)
-		t.zero_flags |= RBD_WRITE_ZEROES_FLAG_THICK_PROVISION;
 	r = inner(q, &t, pass_done);
 	if (r < 0)
 		creq_done(q, r, true);
 }
 
 static int crypt_pass(struct rbdl_image *img, struct rbdl_crypt *k,
-		      struct rbdl_comp *c, const struct rbdl_io_args *a,
-		      bool zeros)
+		      struct rbdl_comp *c, const struct rbdl_io_args *a)
 {
 	uint32_t bs = k->cipher.block;
 	struct creq *q = creq_new(img, k, c, a, 0);
@@ -610,7 +679,6 @@ static int crypt_pass(struct rbdl_image *img, struct rbdl_crypt *k,
 				       ? UINT64_MAX
 				       : up(a->off + a->len, bs);
 	}
-	q->zeros = zeros;
 	q->range.grant = pass_granted;
 	r = rbdl_comp_arm(c, &img->dl, !c->internal);
 	if (r < 0) {
@@ -631,7 +699,7 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 	bool writes = a->op != RBDL_OP_READ;	/* flush: handled first */
 
 	if (a->op == RBDL_OP_FLUSH)
-		return crypt_pass(img, k, c, a, false);
+		return crypt_pass(img, k, c, a);
 	/* What the data path refuses, it refuses with librbd's errors. */
 	if (a->len == 0 || a->off >= size || rbdl_image_snap_gone(img) ||
 	    (writes && atomic_load_explicit(&img->write_error,
@@ -641,7 +709,7 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 	     (a->data_len == 0 || a->len % a->data_len != 0)) ||
 	    (a->op == RBDL_OP_WRITE_ZEROES &&
 	     (a->zero_flags & ~RBD_WRITE_ZEROES_FLAG_THICK_PROVISION)))
-		return writes ? crypt_pass(img, k, c, a, false)
+		return writes ? crypt_pass(img, k, c, a)
 			      : forward(img, k, c, a);
 	switch (a->op) {
 	case RBDL_OP_READ:
@@ -656,13 +724,13 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 			t.op = RBDL_OP_WRITE_ZEROES;
 			t.buf = NULL;
 			t.zero_flags = 0;
-			return crypt_pass(img, k, c, &t, true);
+			return crypt_zeros(img, k, c, &t, size);
 		}
 		/* fall through */
 	case RBDL_OP_WRITE:
 	case RBDL_OP_CAW:
 		return crypt_write(img, k, c, a, size);
 	default:	/* discard, write-zeroes */
-		return crypt_pass(img, k, c, a, true);
+		return crypt_zeros(img, k, c, a, size);
 	}
 }

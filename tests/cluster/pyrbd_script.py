@@ -2036,6 +2036,10 @@ def s_encryption2(x):
         t.c('B.read', a.read, 8 * MiB - 4096, 8192)
         t.c('B.read', a.read, 12 * MiB + 4094, 6)
         t.c('B.read', a.read, 48 * MiB - 8, 16)
+        # back to the snapshot's data
+        t.c('B.rollback_to_snap', a.rollback_to_snap, 's1')
+        t.c('B.read', a.read, 4 * MiB, 16384)
+        t.c('B.read', a.read, 48 * MiB - 8, 16)
         x.close(a)
     for n in ('e2cp', 'e2dc'):
         a = x.open('CP', n)
@@ -2062,6 +2066,21 @@ def s_encryption2(x):
         t.c('BC.write', a.write, pat(152, 1000), 4 * MiB + 9000)
         t.c('BC.read', a.read, 4 * MiB + 8192, 4096)
         t.c('BC.read', a.read, 5 * MiB, 4096)
+        # resize (sizes of the data area), then flatten: the parent's
+        # blocks copied up through the key
+        t.c('BC.resize', a.resize, 56 * MiB)
+        t.c('BC.size', a.size)
+        t.c('BC.read', a.read, 48 * MiB - 8, 4096)
+        t.c('BC.write', a.write, pat(154, 4096), 52 * MiB)
+        t.c('BC.resize', a.resize, 40 * MiB + 100)
+        t.c('BC.size', a.size)
+        t.c('BC.read', a.read, 40 * MiB - 4096, 8192)
+        t.c('BC.flatten', a.flatten)
+        t.c('BC.read', a.read, 0, 8192)
+        t.c('BC.read', a.read, 4 * MiB, 16384)
+        t.c('BC.read', a.read, 12 * MiB + 4094, 6)
+        t.c('BC.parent_info', a.parent_info)
+        t.c('BC.diff_iterate', lambda: diff(a, 0, a.size(), None))
         x.close(a)
     a = x.open('BS', 'e2', snapshot='s1')
     if a:

@@ -9,6 +9,10 @@
 #    range across a sector), write-same, write-zeroes, discard, exact
 #    diff, a second load; then a new handle loads and reads back.  The
 #    outputs must be equal line for line.
+#    Then zeros (discard, write-zeroes of whole and partial blocks, a
+#    write-same of zeros) written by each library are read back by both:
+#    they must be zeros through librbd too (librbd decrypts stored zero
+#    bytes into noise: zeros are written encrypted).
 # 2. Bad calls (options one byte short or long, unknown format or
 #    algorithm, empty passphrase, wrong passphrase, wrong format, a second
 #    load) on one image: each library's answers are librbd's, the image is
@@ -61,6 +65,7 @@ same() {
         pass "$1 ($(wc -l <"$3") lines)"
     else
         fail "$1" "$(diff "$3" "$2" | head -8)"
+        return 1
     fi
 }
 
@@ -90,6 +95,31 @@ for f in luks1 luks2; do
     same "$f: a new handle loads and reads the same" "$TMP/$f-lite.2" "$TMP/$f-ref.2"
     rbd rm "$POOL/xt-$$-$f-lite" >/dev/null 2>&1
     rbd rm "$POOL/xt-$$-$f-ref" >/dev/null 2>&1
+done
+
+# Zeros each library writes are read as zeros by the other: discard,
+# write-zeroes (whole blocks, part of a block) and a write-same of zeros
+# on data, by one library; then both load the image and read it.
+ZSCRIPT=(write 0 8M 1 discard 0 4M zero 4M 8K zero 6M 3000 zerosame 7M 8K 512
+    discard 5M 1M)
+ZREAD=(read 0 64K read 4M 16K read 6M 4K read 7M 16K read 5M 1M)
+for w in lite ref; do
+    img=xz-$$-$w
+    rbd create --size 32M "$POOL/$img" >/dev/null 2>&1 || fail "zeros: create $img" "rbd create failed"
+    op "$w" "$img" luksformat luks2 aes128 cpass "${ZSCRIPT[@]}" >"$TMP/z-$w.w"
+    grep -qx "exit 0" "$TMP/z-$w.w" || fail "zeros written by $w" "$(tail -3 "$TMP/z-$w.w")"
+    for r in lite ref; do
+        op "$r" "$img" luksload luks2 cpass "${ZREAD[@]}" >"$TMP/z-$w-$r"
+    done
+    if same "zeros written by $w: read the same by both libraries" "$TMP/z-$w-lite" "$TMP/z-$w-ref" &&
+        grep -q "^read 0 64K = 65536 fnv=[0-9a-f]* zeros=65536$" "$TMP/z-$w-ref" &&
+        grep -q "^read 5M 1M = 1048576 fnv=[0-9a-f]* zeros=1048576$" "$TMP/z-$w-ref" &&
+        (($(sed -n 's/^read 4M 16K = 16384 fnv=[0-9a-f]* zeros=//p' "$TMP/z-$w-ref") >= 8192)); then
+        pass "zeros written by $w: read as zeros through librbd"
+    else
+        fail "zeros written by $w: read as zeros through librbd" "$(head -8 "$TMP/z-$w-ref")"
+    fi
+    rbd rm "$POOL/$img" >/dev/null 2>&1
 done
 
 # --- 2. Bad calls --------------------------------------------------------
