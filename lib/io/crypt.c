@@ -508,6 +508,9 @@ static void zchunk_done(rbdl_user_comp_t uc, void *arg);
 /* Claim the next chunk and send it: false when none is left. */
 static bool zchunk_send(struct creq *q)
 {
+	/* Relaxed: only the claim is shared; zr was filled before the first
+	 * send, and every later sender runs in a completion of an earlier
+	 * chunk (ordered after it by the data path). */
 	size_t i = atomic_fetch_add_explicit(&q->zi, 1, memory_order_relaxed);
 	struct rbdl_comp *ic;
 	int r;
