@@ -437,7 +437,7 @@ static void snapmark_cb(rados_completion_t rc, void *p)
 }
 
 int rbdl_objmap_mark_in_snaps(struct rbdl_image *img, uint64_t objno,
-			      atomic_int *pending,
+			      struct rbdl_join *join,
 			      void (*done)(void *arg, int r), void *arg)
 {
 	bool fast = atomic_load_explicit(&img->features, memory_order_relaxed) &
@@ -475,15 +475,11 @@ int rbdl_objmap_mark_in_snaps(struct rbdl_image *img, uint64_t objno,
 			rados_write_op_exec(op, "rbd", "object_map_update",
 					    (const char *)in, (size_t)len,
 					    NULL);
-			/* Relaxed: the count is the caller's; its last
-			 * decrement (acq_rel) orders the results. */
-			atomic_fetch_add_explicit(pending, 1,
-						  memory_order_relaxed);
+			rbdl_join_add(join);
 			r = rados_aio_write_op_operate(op, img->md_io, rc, oid,
 						       NULL, 0);
 			if (r < 0) {
-				atomic_fetch_sub_explicit(pending, 1,
-							  memory_order_relaxed);
+				rbdl_join_unsent(join, 0);	/* r: ours */
 				rados_aio_release(rc);
 			} else {
 				m = NULL;	/* the callback frees it */

@@ -31,6 +31,7 @@
 
 #include <rados/librados.h>
 
+#include "core/join.h"
 #include "proto/objmap_wire.h"
 
 struct rbdl_image;
@@ -137,13 +138,13 @@ int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
  * (librbd CopyupRequest::update_object_maps): the oldest snapshot EXISTS,
  * newer ones EXISTS_CLEAN with fast-diff (unchanged since the previous
  * snapshot), else EXISTS.  Snapshot maps are not locked.  Sends one
- * update per snapshot, adding one to *pending before each; done(arg, r)
+ * update per snapshot, adding a member to join before each; done(arg, r)
  * runs once per update sent, on librados' callback thread (a snapshot
  * without a map counts as success).  Returns 0, or the error that stopped
  * sending (updates sent before it still call done).
  */
 int rbdl_objmap_mark_in_snaps(struct rbdl_image *img, uint64_t objno,
-			      atomic_int *pending,
+			      struct rbdl_join *join,
 			      void (*done)(void *arg, int r), void *arg);
 
 /* Read the stored map of image image_id at snap (RBDL_NOSNAP: HEAD) with

@@ -14,7 +14,7 @@
  *
  * Threading: a fetch is issued by the thread advancing its object request
  * and finished by whichever thread completes its last parent read; its
- * pending count (acq_rel) orders every read's data and error before
+ * join (core/join.h) orders every read's data and error before
  * done() runs.  Ownership: a read-through fetch is freed when it is done;
  * a copy-up fetch belongs to its object request (o->cu) until the data
  * went out.
@@ -35,8 +35,7 @@
 
 struct rbdl_fetch {
 	struct rbdl_objreq *o;	/* NULL for the synchronous copy-up */
-	atomic_int pending;	/* parent reads in flight + the issuer's guard */
-	atomic_int err;		/* first error */
+	struct rbdl_join j;	/* the parent reads (or map updates) */
 	void (*done)(struct rbdl_fetch *f, bool in_submit);
 	void *ctx;		/* synchronous use: the waiter */
 	_Atomic uint64_t data_end;	/* copy-up: bytes the parent holds */
@@ -46,26 +45,8 @@ struct rbdl_fetch {
 
 static void fetch_put(struct rbdl_fetch *f, bool in_submit)
 {
-	/* acq_rel: the last putter sees every parent read's data and
-	 * error. */
-	if (atomic_fetch_sub_explicit(&f->pending, 1, memory_order_acq_rel) ==
-	    1)
+	if (rbdl_join_put(&f->j))
 		f->done(f, in_submit);
-}
-
-static void fetch_error(struct rbdl_fetch *f, int err)
-{
-	int zero = 0;
-
-	/* Relaxed: read after the last put (acq_rel). */
-	atomic_compare_exchange_strong_explicit(&f->err, &zero, err,
-						memory_order_relaxed,
-						memory_order_relaxed);
-}
-
-static int fetch_result(struct rbdl_fetch *f)
-{
-	return atomic_load_explicit(&f->err, memory_order_relaxed);
 }
 
 static void fetch_read_cb(rbdl_user_comp_t uc, void *arg)
@@ -74,7 +55,7 @@ static void fetch_read_cb(rbdl_user_comp_t uc, void *arg)
 	struct rbdl_fetch *f = arg;
 
 	if (c->rval < 0) {
-		fetch_error(f, (int)c->rval);
+		rbdl_join_error(&f->j, (int)c->rval);
 	} else if (c->data_end && (!f->o || f->o->req->op != RBDL_OP_READ)) {
 		/* Copy-up: where the parent really had data (librbd copies
 		 * up the parent's allocated extents). */
@@ -101,12 +82,10 @@ static int fetch_read(struct rbdl_fetch *f, struct rbdl_image *parent,
 	c->internal = true;
 	c->track_data = base != NULL;
 	c->data_base = base ? (uint64_t)(dst - base) : 0;
-	/* Relaxed: the issuer's guard keeps the count above zero. */
-	atomic_fetch_add_explicit(&f->pending, 1, memory_order_relaxed);
+	rbdl_join_add(&f->j);
 	r = rbdl_io_submit(parent, c, &a);
 	if (r < 0) {
-		atomic_fetch_sub_explicit(&f->pending, 1,
-					  memory_order_relaxed);
+		rbdl_join_unsent(&f->j, 0);	/* r: the caller's */
 		rbdl_comp_release(c);
 	}
 	return r;
@@ -181,8 +160,7 @@ static struct rbdl_fetch *fetch_new(struct rbdl_objreq *o, size_t data_bytes,
 	f->ctx = ctx;
 	f->done = done;
 	f->len = 0;
-	atomic_init(&f->pending, 1);	/* the issuer's count */
-	atomic_init(&f->err, 0);
+	rbdl_join_start(&f->j, 1);	/* the issuer's guard */
 	atomic_init(&f->data_end, 0);
 	return f;
 }
@@ -196,7 +174,7 @@ static void fetch_object(struct rbdl_fetch *f, const struct rbdl_pview *pv,
 				 f->data);
 
 	if (r < 0)
-		fetch_error(f, (int)r);
+		rbdl_join_error(&f->j, (int)r);
 	else
 		f->len = (uint64_t)r;
 }
@@ -246,7 +224,7 @@ bool rbdl_obj_backed(const struct rbdl_pview *pv, const struct rbdl_layout *l,
 static void read_done(struct rbdl_fetch *f, bool in_submit)
 {
 	struct rbdl_objreq *o = f->o;
-	int err = fetch_result(f);
+	int err = rbdl_join_result(&f->j);
 
 	free(f);
 	rbdl_obj_advance(o, err, in_submit);
@@ -268,7 +246,7 @@ void rbdl_backing_read(struct rbdl_objreq *o, bool in_submit)
 					 sg->ptr, req->pattern);
 
 		if (r < 0) {
-			fetch_error(f, (int)r);
+			rbdl_join_error(&f->j, (int)r);
 			break;
 		}
 		/* A backing image's read through to its own parent counts
@@ -285,7 +263,7 @@ void rbdl_backing_read(struct rbdl_objreq *o, bool in_submit)
 static void copyup_fetched(struct rbdl_fetch *f, bool in_submit)
 {
 	struct rbdl_objreq *o = f->o;
-	int err = fetch_result(f);
+	int err = rbdl_join_result(&f->j);
 
 	if (err == 0)
 		fetch_trim(f);
@@ -335,7 +313,7 @@ static void sync_map_done(void *arg, int r)
 	struct rbdl_fetch *f = arg;
 
 	if (r < 0)
-		fetch_error(f, r);
+		rbdl_join_error(&f->j, r);
 	fetch_put(f, false);
 }
 
@@ -344,6 +322,7 @@ static void sync_map_done(void *arg, int r)
 static int fetch_wait(struct rbdl_fetch *f)
 {
 	struct syncwait *w = f->ctx;
+	int r;
 
 	fetch_put(f, false);
 	pthread_mutex_lock(&w->mu);
@@ -351,8 +330,10 @@ static int fetch_wait(struct rbdl_fetch *f)
 		pthread_cond_wait(&w->cv, &w->mu);
 	w->done = false;
 	pthread_mutex_unlock(&w->mu);
-	atomic_store_explicit(&f->pending, 1, memory_order_relaxed);
-	return fetch_result(f);
+	r = rbdl_join_result(&f->j);
+
+	rbdl_join_start(&f->j, 1);
+	return r;
 }
 
 int rbdl_io_copyup_sync(struct rbdl_image *img, uint64_t objno,
@@ -387,10 +368,10 @@ int rbdl_io_copyup_sync(struct rbdl_image *img, uint64_t objno,
 	bool deep = f->len && nsnaps;
 
 	if (r == 0 && deep && rbdl_objmap_ready(img->om)) {
-		r = rbdl_objmap_mark_in_snaps(img, objno, &f->pending,
+		r = rbdl_objmap_mark_in_snaps(img, objno, &f->j,
 					      sync_map_done, f);
 		if (r < 0)
-			fetch_error(f, r);
+			rbdl_join_error(&f->j, r);
 		r = fetch_wait(f);
 	}
 	if (r == 0) {

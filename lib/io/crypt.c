@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/join.h"
 #include "core/slab.h"
 #include "core/striper.h"
 #include "core/wbuf.h"
@@ -44,8 +45,7 @@ struct creq {
 	uint64_t a0, a1;		/* block-aligned range of the request */
 	char *buf;			/* aligned data [a0, a1) */
 	bool bounce;			/* buf is ours (else the caller's) */
-	atomic_int pending;		/* edge reads in flight */
-	atomic_int err;			/* their first error */
+	struct rbdl_join sub;		/* edge reads or zero chunks */
 	unsigned char *edge[2];		/* head and tail block of an RMW */
 	unsigned char cmp[512];		/* compare-and-write's data */
 	struct zrange {			/* zeros: the chunks to write */
@@ -159,6 +159,7 @@ static void creq_free(struct creq *q)
 		rbdl_wbuf_free(q->buf);
 	rbdl_wbuf_free((char *)q->edge[0]);
 	rbdl_wbuf_free((char *)q->edge[1]);
+	free(q->zr);
 	if (q->slab)
 		rbdl_slab_free(&creq_slab, q);
 	else
@@ -203,38 +204,6 @@ static ssize_t inner_result(rbdl_user_comp_t uc)
 
 	rbdl_comp_release(ic);
 	return r;
-}
-
-/*
- * Sub-requests (edge reads, a discard's zero writes): pending counts them
- * plus one guard reference the issuer drops last; err keeps the first
- * error.  sub_error records r (< 0); sub_put drops one reference and says
- * whether it was the last.
- */
-static void sub_error(struct creq *q, int r)
-{
-	int zero = 0;
-
-	/* Relaxed: read by the last one, after sub_put's acq_rel. */
-	atomic_compare_exchange_strong_explicit(&q->err, &zero, r,
-						memory_order_relaxed,
-						memory_order_relaxed);
-}
-
-static bool sub_put(struct creq *q)
-{
-	/* acq_rel: the last one sees every sub-request's data and error. */
-	return atomic_fetch_sub_explicit(&q->pending, 1,
-					 memory_order_acq_rel) == 1;
-}
-
-/* A sub-request that was counted but never sent. */
-static void sub_unsent(struct creq *q, int r)
-{
-	sub_error(q, r);
-	/* Relaxed: the issuer's guard reference keeps the count above
-	 * zero. */
-	atomic_fetch_sub_explicit(&q->pending, 1, memory_order_relaxed);
 }
 
 /* ---- read ------------------------------------------------------------------ */
@@ -344,7 +313,7 @@ static void merge_and_write(struct creq *q)
 {
 	uint32_t bs = q->k->cipher.block;
 	uint64_t end = q->a.off + q->a.len;
-	int r = atomic_load_explicit(&q->err, memory_order_relaxed);
+	int r = rbdl_join_result(&q->sub);
 
 	for (int i = 0; i < 2 && r == 0; i++)
 		if (q->edge[i])
@@ -385,8 +354,8 @@ static void edge_done(rbdl_user_comp_t uc, void *arg)
 	ssize_t r = inner_result(uc);
 
 	if (r < 0)
-		sub_error(q, (int)r);
-	if (sub_put(q))
+		rbdl_join_error(&q->sub, (int)r);
+	if (rbdl_join_put(&q->sub))
 		merge_and_write(q);
 }
 
@@ -405,8 +374,7 @@ static void write_granted(struct rbdl_crange *range)
 		return;
 	}
 	/* Guard reference: the last edge to finish (or this) merges. */
-	atomic_store_explicit(&q->pending, 1 + head + tail,
-			      memory_order_relaxed);
+	rbdl_join_start(&q->sub, 1 + head + tail);
 	for (int i = 0; i < 2; i++) {
 		if (!(i ? tail : head))
 			continue;
@@ -425,9 +393,9 @@ static void write_granted(struct rbdl_crange *range)
 			if (r == 0)
 				continue;
 		}
-		sub_unsent(q, r);	/* this edge never runs */
+		rbdl_join_unsent(&q->sub, r);	/* this edge never runs */
 	}
-	if (sub_put(q))
+	if (rbdl_join_put(&q->sub))
 		merge_and_write(q);
 }
 
@@ -517,8 +485,8 @@ static bool zchunk_send(struct creq *q)
 
 	if (i >= q->nzr)
 		return false;
-	/* Relaxed: the sender's own reference keeps the count above zero. */
-	atomic_fetch_add_explicit(&q->pending, 1, memory_order_relaxed);
+	/* The sender's own reference keeps the count above zero. */
+	rbdl_join_add(&q->sub);
 	r = rbdl_comp_create(q, zchunk_done, &ic);
 	if (r == 0) {
 		struct rbdl_io_args t = {
@@ -532,16 +500,13 @@ static bool zchunk_send(struct creq *q)
 			rbdl_comp_release(ic);
 	}
 	if (r < 0)
-		sub_unsent(q, r);
+		rbdl_join_unsent(&q->sub, r);
 	return true;
 }
 
 static void zeros_finish(struct creq *q)
 {
-	free(q->zr);
-	q->zr = NULL;
-	creq_done(q, atomic_load_explicit(&q->err, memory_order_relaxed),
-		  false);
+	creq_done(q, rbdl_join_result(&q->sub), false);
 }
 
 /* A chunk is written: send the next one (none after an error), and the
@@ -552,10 +517,10 @@ static void zchunk_done(rbdl_user_comp_t uc, void *arg)
 	ssize_t r = inner_result(uc);
 
 	if (r < 0)
-		sub_error(q, (int)r);
-	else if (!atomic_load_explicit(&q->err, memory_order_relaxed))
+		rbdl_join_error(&q->sub, (int)r);
+	else if (!rbdl_join_result(&q->sub))
 		zchunk_send(q);
-	if (sub_put(q))
+	if (rbdl_join_put(&q->sub))
 		zeros_finish(q);
 }
 
@@ -638,15 +603,14 @@ static int crypt_zeros(struct rbdl_image *img, struct rbdl_crypt *k,
 	if (r == 0)
 		r = rbdl_comp_arm(c, &img->dl, !c->internal);
 	if (r < 0) {
-		free(q->zr);
 		creq_free(q);
 		return r;
 	}
 	/* Guard reference: the last chunk to finish (or this) completes. */
-	atomic_store_explicit(&q->pending, 1, memory_order_relaxed);
+	rbdl_join_start(&q->sub, 1);
 	for (int i = 0; i < ZWINDOW && zchunk_send(q); i++)
 		;
-	if (sub_put(q))
+	if (rbdl_join_put(&q->sub))
 		zeros_finish(q);
 	return 0;
 }

@@ -120,23 +120,8 @@ static void obj_map_done(struct rbdl_omwaiter *w, int err)
  * issuer's guard); the last one advances with their first error. */
 static void obj_sub_put(struct rbdl_objreq *o, bool in_submit)
 {
-	/* acq_rel: the last putter sees every update's error. */
-	if (atomic_fetch_sub_explicit(&o->sub, 1, memory_order_acq_rel) == 1)
-		rbdl_obj_advance(o,
-				 atomic_load_explicit(&o->sub_err,
-						      memory_order_relaxed),
-				 in_submit);
-}
-
-/* The first error of the snapshot map updates wins. */
-static void obj_sub_error(struct rbdl_objreq *o, int r)
-{
-	int zero = 0;
-
-	/* Relaxed: read after the last put (acq_rel). */
-	atomic_compare_exchange_strong_explicit(&o->sub_err, &zero, r,
-						memory_order_relaxed,
-						memory_order_relaxed);
+	if (rbdl_join_put(&o->sub))
+		rbdl_obj_advance(o, rbdl_join_result(&o->sub), in_submit);
 }
 
 static void obj_snapmap_done(void *arg, int r)
@@ -144,7 +129,7 @@ static void obj_snapmap_done(void *arg, int r)
 	struct rbdl_objreq *o = arg;
 
 	if (r < 0)
-		obj_sub_error(o, r);
+		rbdl_join_error(&o->sub, r);
 	obj_sub_put(o, false);
 }
 
@@ -639,12 +624,11 @@ static int obj_step(struct rbdl_objreq *o, int *r, bool in_submit)
 
 		/* The issuer's guard keeps the updates from finishing the
 		 * step before all are sent. */
-		atomic_store_explicit(&o->sub, 1, memory_order_relaxed);
-		atomic_store_explicit(&o->sub_err, 0, memory_order_relaxed);
+		rbdl_join_start(&o->sub, 1);
 		e = rbdl_objmap_mark_in_snaps(req->img, o->objno, &o->sub,
 					      obj_snapmap_done, o);
 		if (e < 0)
-			obj_sub_error(o, e);
+			rbdl_join_error(&o->sub, e);
 		obj_sub_put(o, in_submit);
 		return STEP_WAIT;
 	}

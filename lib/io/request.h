@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/join.h"
 #include "image/lock.h"
 #include "image/objmap.h"
 #include "image/parent.h"
@@ -126,8 +127,7 @@ struct rbdl_objreq {
 	uint32_t npieces;
 	int cmp_prval;		/* compare-and-write */
 	struct rbdl_fetch *cu;	/* fetched copy-up data (COPYUP_FETCH on) */
-	atomic_int sub;		/* COPYUP_MAPS: updates in flight + guard */
-	atomic_int sub_err;	/* their first error */
+	struct rbdl_join sub;	/* COPYUP_MAPS: the snapshot map updates */
 	char *heap;		/* expanded write-same data */
 	char *owned;		/* copy of the segments' data (wbuf) */
 	struct rbdl_omwaiter omw;	/* waiting for an object map update */
