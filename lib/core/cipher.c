@@ -232,6 +232,21 @@ void rbdl_crange_acquire(struct rbdl_crange_set *s, struct rbdl_crange *r)
 	r->grant(r);
 }
 
+bool rbdl_crange_try_acquire(struct rbdl_crange_set *s,
+			     struct rbdl_crange *r)
+{
+	bool ok;
+
+	pthread_mutex_lock(&s->mu);
+	ok = !blocked(s, r, NULL);
+	if (ok) {
+		r->next = s->held;
+		s->held = r;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return ok;
+}
+
 void rbdl_crange_release(struct rbdl_crange_set *s, struct rbdl_crange *r)
 {
 	struct rbdl_crange *grant = NULL, **gtail = &grant, **pp, *w, *prev;

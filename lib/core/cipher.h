@@ -82,6 +82,12 @@ void rbdl_crange_set_destroy(struct rbdl_crange_set *s);
  * passes an earlier waiter it overlaps. */
 void rbdl_crange_acquire(struct rbdl_crange_set *s, struct rbdl_crange *r);
 
+/* Take r if rbdl_crange_acquire would grant it now: true, and r is held
+ * (its grant callback is not run: the caller goes on as granted); false,
+ * and nothing was done. */
+bool rbdl_crange_try_acquire(struct rbdl_crange_set *s,
+			     struct rbdl_crange *r);
+
 /* Release a held range; grants waiters it unblocks (their callbacks run
  * on this thread, after the set's lock is dropped). */
 void rbdl_crange_release(struct rbdl_crange_set *s, struct rbdl_crange *r);

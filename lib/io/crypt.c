@@ -289,11 +289,13 @@ static void write_done(rbdl_user_comp_t uc, void *arg)
 	creq_done(q, r, true);
 }
 
-/* Encrypt the merged blocks and write them (the data path owns buf). */
-static void write_blocks(struct creq *q)
+/* Encrypt the merged blocks -- in buf, or from src (whole blocks of the
+ * caller's, read before this returns) into buf -- and write them (the
+ * data path owns buf). */
+static void write_blocks(struct creq *q, const void *src)
 {
-	int r = rbdl_cipher_crypt(&q->k->cipher, true, q->a0, q->buf, q->buf,
-				  q->a1 - q->a0);
+	int r = rbdl_cipher_crypt(&q->k->cipher, true, q->a0,
+				  src ? src : q->buf, q->buf, q->a1 - q->a0);
 	struct rbdl_io_args t = {
 		.op = RBDL_OP_WRITE, .off = raw_off(q->k, q->a0),
 		.len = q->a1 - q->a0, .buf = q->buf, .owned = q->buf,
@@ -345,7 +347,7 @@ static void merge_and_write(struct creq *q)
 	if (end != q->a1)
 		memcpy(q->buf + (end - q->a0), tail + (end - (q->a1 - bs)),
 		       q->a1 - end);
-	write_blocks(q);
+	write_blocks(q, NULL);
 }
 
 static void edge_done(rbdl_user_comp_t uc, void *arg)
@@ -370,7 +372,7 @@ static void write_granted(struct rbdl_crange *range)
 	int r = 0;
 
 	if (!head && !tail) {
-		write_blocks(q);
+		write_blocks(q, NULL);
 		return;
 	}
 	/* Guard reference: the last edge to finish (or this) merges. */
@@ -406,6 +408,7 @@ static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 	uint32_t bs = k->cipher.block;
 	uint64_t len = a->len < size - a->off ? a->len : size - a->off;
 	struct creq *q = creq_new(img, k, c, a, 0);
+	bool direct;
 	int r;
 
 	if (!q)
@@ -414,6 +417,10 @@ static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 	q->a.iov = NULL;	/* the data is copied below */
 	q->a0 = down(a->off, bs);
 	q->a1 = up(a->off + len, bs);
+	/* Whole blocks from one buffer: encrypted straight from it when
+	 * the range is free now (one pass over the data, no copy). */
+	direct = a->op == RBDL_OP_WRITE && a->buf && q->a0 == a->off &&
+		 q->a1 == a->off + len;
 	q->buf = rbdl_wbuf_alloc(q->a1 - q->a0);
 	q->bounce = true;
 	if (!q->buf) {
@@ -427,7 +434,7 @@ static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 		 * does. */
 		for (uint64_t pos = 0; pos < len; pos += a->data_len)
 			memcpy(dst + pos, a->buf, a->data_len);
-	} else {
+	} else if (!direct) {
 		copy_in(a, dst, len);
 	}
 	if (a->op == RBDL_OP_CAW)
@@ -439,6 +446,13 @@ static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 	if (r < 0) {
 		creq_free(q);
 		return r;
+	}
+	if (direct) {
+		if (rbdl_crange_try_acquire(&k->ranges, &q->range)) {
+			write_blocks(q, a->buf);
+			return 0;
+		}
+		copy_in(a, dst, len);	/* it waits: keep the data */
 	}
 	rbdl_crange_acquire(&k->ranges, &q->range);
 	return 0;

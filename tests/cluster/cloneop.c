@@ -16,6 +16,8 @@
  * command writes the same bytes on any image, whatever the alignment.
  *   write OFF LEN SEED        rbd_write of the pattern
  *   aiowrite OFF LEN SEED     rbd_aio_write, not waited for
+ *   aiowritex OFF LEN SEED    the same, its buffer overwritten as soon as
+ *                             the call returned (librbd copies the data)
  *   wait                      wait for every aiowrite; RET: the first error
  *   read OFF LEN              rbd_read; prints "fnv=<FNV-1a 64> zeros=<n>"
  *   readall STEP              reads the whole image in STEP pieces, one
@@ -343,7 +345,8 @@ static int nargs(const char *c)
 		const char *name;
 		int n;
 	} t[] = {
-		{ "write", 3 },	   { "aiowrite", 3 }, { "wait", 0 },
+		{ "write", 3 },	   { "aiowrite", 3 }, { "aiowritex", 3 },
+		{ "wait", 0 },
 		{ "read", 2 },	   { "readall", 1 },  { "discard", 2 },
 		{ "zero", 2 },	   { "writesame", 4 }, { "cmpwrite", 4 },
 		{ "zerosame", 3 }, { "aiozerosame", 3 },
@@ -405,7 +408,7 @@ static int run(rbd_image_t im, const char *c, char **a)
 		free(b);
 		return (int)r;
 	}
-	if (!strcmp(c, "aiowrite")) {
+	if (!strcmp(c, "aiowrite") || !strcmp(c, "aiowritex")) {
 		if (npending == (int)(sizeof(pending) / sizeof(pending[0])))
 			return -ENOSPC;
 		b = fill(num(a[0]), num(a[1]), num(a[2]));
@@ -421,6 +424,8 @@ static int run(rbd_image_t im, const char *c, char **a)
 			free(b);
 			return (int)r;
 		}
+		if (c[8] == 'x')
+			memset(b, 0xee, num(a[1]));
 		pending_buf[npending++] = b;
 		return 0;
 	}

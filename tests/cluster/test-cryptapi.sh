@@ -5,7 +5,11 @@
 # in the sanitizer builds too (Makefile.am's asan_tests).
 #
 # 1. One cloneop script on twin images, for each format: synchronous and
-#    aio writes, compare-and-write (match, mismatch and its offset, a
+#    aio writes (whole-block ones behind a partial block's read-modify-
+#    write and beside it, their buffers overwritten as soon as the call
+#    returned; the partial write's bytes equal the later write's there,
+#    as librbd 16.2.15 applies those two in either order),
+#    compare-and-write (match, mismatch and its offset, a
 #    range across a sector), write-same, write-zeroes, discard, exact
 #    diff, a second load; then a new handle loads and reads back.  The
 #    outputs must be equal line for line.
@@ -74,6 +78,8 @@ same() {
 # block of an existing object into noise.)
 CSCRIPT=(size write 0 64K 1 write 5000 700 2 aiowrite 9000 5000 3
     aiowrite 20000 100 4 wait read 0 64K
+    aiowrite 36964 100 12 aiowritex 32K 16K 12 aiowritex 48K 8K 13 wait
+    read 32K 32K
     expect -84 cmpwrite 8704 512 9 9 cmpwrite 600 100 1 5 read 512 1024
     expect -22 cmpwrite 500 100 1 1
     writesame 1M 64K 16 7 read 1M 64K writesame 2M 8K 4096 8 read 2M 8K
