@@ -17,8 +17,10 @@
 # RBDLITE_BENCH_LUKS=1 adds the encrypted cases: a 256 MiB image formatted
 # LUKS2 (AES-256) by the real librbd (rbd encryption format), loaded by
 # each backend (--luks), 4 KiB random reads and writes at iodepth 32 and
-# 1 MiB sequential reads and writes at iodepth 8, librbdlite and librbd
-# only (librados would read the stored ciphertext); plots luks-*.svg.
+# 1 MiB sequential reads and writes at iodepth 8, librbdlite, librbd and
+# the raw librados floor (rbdlite-bench's rados backend with --luks
+# encrypts and decrypts the blocks itself, past the header); plots
+# luks-*.svg.  RBDLITE_BENCH_LUKS=only runs the encrypted cases alone.
 # RBDLITE_BENCH_ARGS adds rbdlite-bench options to every case, e.g.
 # RBDLITE_BENCH_ARGS=--jemalloc=both runs each backend with glibc malloc
 # and with jemalloc preloaded.
@@ -44,7 +46,9 @@ pool=$RBDLITE_TEST_POOL img=bench
 # objects directly, which would bypass an object map.
 rbd create --size 256M --image-feature layering "$pool/$img" || exit 1
 rc=0
-for rw in randread randwrite; do
+plain="randread randwrite"
+[ "$RBDLITE_BENCH_LUKS" = only ] && plain=
+for rw in $plain; do
 	for qd in 32 1; do
 		tag="$rw-qd$qd"
 		echo "=== 4 KiB $rw, iodepth $qd, $blocks blocks x ${secs} s per backend"
@@ -58,7 +62,7 @@ for rw in randread randwrite; do
 			tee "$out/$tag.txt" || rc=1
 	done
 done
-if [ "$RBDLITE_BENCH_LUKS" = 1 ]; then
+if [ "$RBDLITE_BENCH_LUKS" != 0 ]; then
 	eimg=bench-luks pass=bench-luks-passphrase
 	rbd create --size 256M --image-feature layering "$pool/$eimg" || exit 1
 	printf %s "$pass" >"$out/luks.pass"
@@ -72,7 +76,7 @@ if [ "$RBDLITE_BENCH_LUKS" = 1 ]; then
 		[ "$1" = randread ] && pre=(--prefill)
 		"$bench" --pool="$pool" --image="$eimg" --rw="$1" --bs="$2" \
 			--iodepth="$3" --runtime="$secs" --blocks="$blocks" \
-			--backends=lite,librbd --luks="luks2:$pass" \
+			--backends=lite,librbd,rados --luks="luks2:$pass" \
 			--lite-lib="$root/build/lib/.libs/librbdlite.so" \
 			--malloccount-lib="$root/build/lib/tools/.libs/librbdlite-malloccount.so" \
 			--plot="$out/$tag.svg" "${pre[@]}" "${extra[@]}" |

@@ -7,7 +7,10 @@
 #   (b) --handles=shared --mode=handoff: four job threads on one image
 #       handle complete I/O on all three backends (JSON: ios > 0, numjobs 4,
 #       handles "shared"), and librbdlite's hot-path allocation counter is 0;
-#   (c) --handles=shared in poll mode is refused.
+#   (c) --handles=shared in poll mode is refused;
+#   (d) --luks on a LUKS2 image: all three backends write (the rados
+#       floor encrypting the blocks itself), the header bytes before the
+#       data area are unchanged, and the encryption still loads.
 #
 # Needs CEPH_CONF and RBDLITE_TEST_POOL (make check, or
 # tests/cluster/cluster-test.sh); without them it fails, never skips.
@@ -80,6 +83,41 @@ elif grep -q "mode=handoff" "$TMP/c.err"; then
 	ok shared-poll-refused
 else
 	bad shared-poll-refused "unexpected error: $(cat "$TMP/c.err")"
+fi
+
+# (d) --luks: the rados floor writes the data area only
+n=$U-luks
+pyload() {	# the header's size: stored size - size with the key loaded
+	/usr/bin/python3 - "$POOL" "$1" <<'PY'
+import rados, rbd, sys
+with rados.Rados(conffile="") as c, c.open_ioctx(sys.argv[1]) as io, \
+        rbd.Image(io, sys.argv[2]) as im:
+    raw = im.size()
+    im.encryption_load(rbd.RBD_ENCRYPTION_FORMAT_LUKS2, "bench-test")
+    print(raw - im.size())
+PY
+}
+hdrsum() {	# md5 of the image's first $doff bytes (the header)
+	rm -f "$TMP/d.raw"
+	rbd export --no-progress "$POOL/$1" "$TMP/d.raw" 2>>"$TMP/d.err" &&
+		head -c "$doff" "$TMP/d.raw" | md5sum
+}
+printf bench-test >"$TMP/pass"
+if rbd create --size 64M --image-feature layering "$POOL/$n" && IMAGES+=("$n") &&
+	rbd encryption format "$POOL/$n" luks2 "$TMP/pass" >"$TMP/d.err" 2>&1 &&
+	doff=$(pyload "$n" 2>>"$TMP/d.err") && [ "$doff" -gt 0 ] &&
+	hdrsum "$n" >"$TMP/hdr0"; then
+	if "$BENCH" "${common[@]}" --image="$n" --luks=luks2:bench-test --rw=randwrite \
+		--iodepth=8 >"$TMP/d.json" 2>>"$TMP/d.err" &&
+		json_check "$TMP/d.json" 'len(d["backends"]) == 3 and all(b["summary"]["ios"] > 0 for b in d["backends"])' &&
+		hdrsum "$n" >"$TMP/hdr1" &&
+		cmp -s "$TMP/hdr0" "$TMP/hdr1" && [ "$(pyload "$n" 2>>"$TMP/d.err")" = "$doff" ]; then
+		ok luks-floor
+	else
+		bad luks-floor "run, header check or load after failed: $(tail -3 "$TMP/d.err")"
+	fi
+else
+	bad luks-floor "set-up (create, format, load, export) failed: $(tail -3 "$TMP/d.err")"
 fi
 
 rbdl_summary

@@ -82,6 +82,10 @@ struct layout {
 	int64_t data_pool_id;
 	int order;
 	char prefix[RBD_MAX_BLOCK_NAME_SIZE + 8];
+	/* --luks: where the data area starts in the image (the header's
+	 * size) and the cipher's block size, for the rados backend */
+	uint64_t data_off;
+	uint32_t crypt_block;
 };
 
 struct opts {

@@ -380,8 +380,10 @@ static void child_free_jobs(struct child *c)
 			struct job *j = &c->jobs[i];
 
 			if (j->slots)
-				for (int k = 0; k < o->iodepth; k++)
+				for (int k = 0; k < o->iodepth; k++) {
 					free(j->slots[k].buf);
+					free(j->slots[k].cbuf);
+				}
 			free(j->slots);
 			free(j->ji);
 			free(j->comps);

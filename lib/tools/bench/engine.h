@@ -68,6 +68,7 @@ enum { PH_WARMUP, PH_MEASURE, PH_STOP };
 
 struct job;
 struct child;
+struct rbdl_cipher;
 
 /* rbd_open, then the LUKS load that --luks asks for (closed again when
  * the load fails).  0 or a negative errno. */
@@ -86,6 +87,7 @@ struct slot {
 	ssize_t res;		/* handoff mode: rbd return value */
 	int cur;		/* index in j->ji of the current I/O's image */
 	struct slot *next;	/* rados poll / handoff mode: completed list */
+	char *cbuf;		/* rados with --luks: encrypted write data */
 };
 
 /* One image as one job uses it. */
@@ -130,6 +132,7 @@ struct child {
 	rados_t cluster;
 	rados_ioctx_t io;
 	rados_ioctx_t *dio;	/* per image, rados backend */
+	struct rbdl_cipher *cipher;	/* rados backend with --luks */
 	rbd_image_t *handles;	/* per image, --handles=shared */
 	struct job *jobs;
 	_Atomic int phase;

@@ -3,7 +3,12 @@
  * engine_rados.c - the rados backend: raw librados aio on the image's data
  * objects, at the offsets the rbd job would touch, mapped the way librbd
  * maps them.  It measures the floor for any rbd client over librados: no
- * image handle, no header, no locking, no object map.
+ * image handle, no header, no locking, no object map.  With --luks it is
+ * the floor of an encrypting client: the same offsets past the LUKS
+ * header, each block AES-XTS encrypted before a write and decrypted after
+ * a read, with librbdlite's cipher code (core/cipher.c: per-thread
+ * OpenSSL contexts) under a key of its own (the data it writes is
+ * noise to the image's real key; only the work is the same).
  *
  * Threading: be_rados_submit() runs on a job thread (or, in callback mode,
  * on the librados callback thread that completed the previous I/O); the
@@ -14,9 +19,12 @@
  *
  * Ownership: each object op's completion is released by its callback, or
  * by the submitter if the op was never started.  The data-pool contexts
- * (one per image, in c->dio) belong to the child.
+ * (one per image, in c->dio) and the ciphers (c->cipher) belong to the
+ * child; a slot's encryption buffer (s->cbuf) to the slot.
  */
 #include "engine.h"
+
+#include "core/cipher.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -42,11 +50,35 @@ int be_rados_open_pools(struct child *c, char *err, size_t errlen)
 			return r;
 		}
 	}
+	if (!o->luks_format)
+		return 0;
+	/* AES-256-XTS, as the images --luks loads are formatted. */
+	unsigned char key[64];
+
+	for (size_t i = 0; i < sizeof(key); i++)
+		key[i] = (unsigned char)(i * 37 + 11);
+	c->cipher = xcalloc((size_t)o->nimages, sizeof(*c->cipher));
+	for (int i = 0; i < o->nimages; i++) {
+		int r = rbdl_cipher_init(&c->cipher[i], key, sizeof(key),
+					 o->layouts[i].crypt_block);
+
+		if (r < 0) {
+			snprintf(err, errlen, "--luks: cipher: %s",
+				 strerror(-r));
+			return r;
+		}
+	}
 	return 0;
 }
 
 void be_rados_close_pools(struct child *c)
 {
+	if (c->cipher) {
+		for (int i = 0; i < c->o->nimages; i++)
+			rbdl_cipher_destroy(&c->cipher[i]);
+		free(c->cipher);
+		c->cipher = NULL;
+	}
 	if (!c->dio)
 		return;
 	for (int i = 0; i < c->o->nimages; i++)
@@ -56,10 +88,30 @@ void be_rados_close_pools(struct child *c)
 	c->dio = NULL;
 }
 
+/* The cipher of the slot's current image, or NULL without --luks. */
+static const struct rbdl_cipher *slot_cipher(const struct slot *s)
+{
+	const struct child *c = s->j->c;
+
+	return c->cipher ? &c->cipher[s->j->ji[s->cur].img] : NULL;
+}
+
 /* A rados slot whose object ops have all completed. */
 static void rados_slot_done(struct slot *s)
 {
 	struct job *j = s->j;
+	const struct rbdl_cipher *k = slot_cipher(s);
+
+	/* After the last pending decrement (acq_rel): the data is all in. */
+	if (k && !s->write &&
+	    !atomic_load_explicit(&s->rval, memory_order_relaxed)) {
+		int r = rbdl_cipher_crypt(k, false, s->off, s->buf, s->buf,
+					  j->c->o->bs);
+
+		if (r < 0)
+			atomic_store_explicit(&s->rval, r,
+					      memory_order_relaxed);
+	}
 
 	if (j->c->o->mode == MODE_CALLBACK) {
 		if (!handle_completion(j, s, atomic_load_explicit(&s->rval,
@@ -112,11 +164,28 @@ void be_rados_submit(struct job *j, struct slot *s)
 	uint64_t su = L->stripe_count == 1 ? os : L->stripe_unit;
 	uint64_t sc = L->stripe_count;
 	uint64_t spo = os / su;
-	uint64_t off = s->off, left = j->c->o->bs;
+	const struct rbdl_cipher *k = slot_cipher(s);
+	uint64_t off = s->off + L->data_off, left = j->c->o->bs;
 	char *p = s->buf;
 
 	atomic_store_explicit(&s->rval, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->pending, 1, memory_order_relaxed);
+	if (k && s->write) {
+		void *cb = s->cbuf;
+		int r = 0;
+
+		if (!cb && posix_memalign(&cb, 4096, left))
+			r = -ENOMEM;
+		s->cbuf = cb;
+		if (r == 0)
+			r = rbdl_cipher_crypt(k, true, s->off, s->buf, s->cbuf,
+					      left);
+		if (r < 0) {
+			rados_set_err(s, r);
+			left = 0;	/* nothing is sent */
+		}
+		p = s->cbuf;
+	}
 	while (left) {
 		uint64_t blockno = off / su, blockoff = off % su;
 		uint64_t stripeno = blockno / sc, stripepos = blockno % sc;

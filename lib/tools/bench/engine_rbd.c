@@ -115,6 +115,24 @@ int be_rbd_info(struct child *c)
 
 		memset(&rec, 0, sizeof(rec));
 		rec.idx = i;
+		if (o->luks_format) {
+			/* The stored size, to find the header's. */
+			r = a->open(c->io, o->images[i], &img, NULL);
+			if (r == 0) {
+				r = a->stat(img, &info, sizeof(info));
+				a->close(img);
+			}
+			if (r < 0) {
+				child_send_error(o, r, "cannot stat image "
+						 "%s/%s: %s", o->pool,
+						 o->images[i], strerror(-r));
+				return 1;
+			}
+			rec.l.data_off = info.size;
+			rec.l.crypt_block = o->luks_format - 1 ==
+						    RBD_ENCRYPTION_FORMAT_LUKS1
+					    ? 512 : 4096;
+		}
 		r = be_rbd_open_image(c, o->images[i], &img);
 		if (r < 0) {
 			child_send_error(o, r, "cannot open image %s/%s: %s",
@@ -135,6 +153,7 @@ int be_rbd_info(struct child *c)
 			return 1;
 		}
 		rec.l.size = info.size;
+		rec.l.data_off -= o->luks_format ? info.size : 0;
 		rec.l.order = info.order;
 		rec.l.data_pool_id = a->get_data_pool_id(img);
 		snprintf(rec.l.prefix, sizeof(rec.l.prefix), "%s",

@@ -149,18 +149,19 @@ static void parse_backends(struct opts *o, const char *s)
 		die("--backends: empty list");
 }
 
-/* SIZE:FEATURES:ORDER:STRIPE_UNIT:STRIPE_COUNT:DATA_POOL:PREFIX, as
- * layout_args() writes it */
+/* SIZE:FEATURES:ORDER:STRIPE_UNIT:STRIPE_COUNT:DATA_POOL:DATA_OFF:
+ * CRYPT_BLOCK:PREFIX, as layout_args() writes it */
 static void parse_layout(struct opts *o, const char *s)
 {
 	struct layout l = { 0 };
 	struct layout *a;
-	unsigned long long size, feat, su, sc;
+	unsigned long long size, feat, su, sc, doff;
 	long long dpool;
+	unsigned cblock;
 	int order, n = 0;
 
-	if (sscanf(s, "%llu:%llu:%d:%llu:%llu:%lld:%n", &size, &feat, &order,
-		   &su, &sc, &dpool, &n) != 6 || !n ||
+	if (sscanf(s, "%llu:%llu:%d:%llu:%llu:%lld:%llu:%u:%n", &size, &feat,
+		   &order, &su, &sc, &dpool, &doff, &cblock, &n) != 8 || !n ||
 	    strlen(s + n) >= sizeof(l.prefix) || order < 12 || order > 30 ||
 	    !su || !sc)
 		die("bad --child-layout '%s'", s);
@@ -170,6 +171,8 @@ static void parse_layout(struct opts *o, const char *s)
 	l.stripe_unit = su;
 	l.stripe_count = sc;
 	l.data_pool_id = dpool;
+	l.data_off = doff;
+	l.crypt_block = cblock;
 	strcpy(l.prefix, s + n);
 	a = realloc(o->layouts, (size_t)(o->nlayouts + 1) * sizeof(*a));
 	if (!a)
@@ -278,7 +281,9 @@ static void usage(FILE *f)
 "  --prefill            write the region of every image once before measuring\n"
 "  --luks=luks1|luks2:PASSPHRASE\n"
 "                       load the images' LUKS encryption after each open\n"
-"                       (rbd_encryption_load; lite and librbd backends only)\n"
+"                       (rbd_encryption_load); the rados backend encrypts\n"
+"                       and decrypts AES-256-XTS blocks itself, past the\n"
+"                       header, under a key of its own (its data is noise)\n"
 "  --seed=N             offset generator seed (default 1)\n"
 "\n"
 "Run:\n"
@@ -333,10 +338,6 @@ static void opts_finish(struct opts *o, int argc, char **argv)
 	}
 	if (!o->nimages)
 		die("--image is required (see --help)");
-	for (int i = 0; i < o->nbackends && o->luks_format; i++)
-		if (o->backends[i] == BE_RADOS)
-			die("--luks: the rados backend reads the stored "
-			    "(encrypted) objects: use --backends=lite,librbd");
 	if (o->nimages > MAX_IMAGES)
 		die("at most %d images", MAX_IMAGES);
 	if (o->runtime == 0 && !o->warmup_given)

@@ -527,9 +527,10 @@ void layout_args(struct parent *P, char ***extra, int *n)
 		char buf[256];
 
 		snprintf(buf, sizeof(buf), "--child-layout=%" PRIu64 ":%" PRIu64
-			 ":%d:%" PRIu64 ":%" PRIu64 ":%" PRId64 ":%s", l->size,
-			 l->features, l->order, l->stripe_unit,
-			 l->stripe_count, l->data_pool_id, l->prefix);
+			 ":%d:%" PRIu64 ":%" PRIu64 ":%" PRId64 ":%" PRIu64
+			 ":%" PRIu32 ":%s", l->size, l->features, l->order,
+			 l->stripe_unit, l->stripe_count, l->data_pool_id,
+			 l->data_off, l->crypt_block, l->prefix);
 		add_str(extra, n, buf);
 	}
 }
