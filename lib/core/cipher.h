@@ -30,6 +30,7 @@
 #define RBDL_CORE_CIPHER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -105,6 +106,9 @@ struct rbdl_crypt {
 	struct rbdl_cipher cipher;
 	uint64_t data_off;
 	struct rbdl_crange_set ranges;
+	/* Writes acknowledged early and not finished (io/crypt.c): while
+	 * any is, reads take their block range too. */
+	atomic_uint early;
 	struct rbdl_crypt *retired;	/* one this replaced (format) */
 };
 

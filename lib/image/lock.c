@@ -624,6 +624,18 @@ bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
 	return false;
 }
 
+void rbdl_lock_write_nest(struct rbdl_image *img)
+{
+	struct rbdl_lock *lk = img->lk;
+
+	if (atomic_load_explicit(&lk->state, memory_order_relaxed) ==
+	    RBDL_LOCK_DISABLED)
+		return;
+	/* seq_cst as the gate's: the count the caller holds keeps the
+	 * releaser waiting, so no Dekker check is needed. */
+	atomic_fetch_add(&lk->writes, 1);
+}
+
 void rbdl_lock_write_end(struct rbdl_image *img)
 {
 	struct rbdl_lock *lk = img->lk;

@@ -132,6 +132,10 @@ bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w);
  */
 bool rbdl_lock_write_try(struct rbdl_image *img);
 void rbdl_lock_write_end(struct rbdl_image *img);
+/* One more write, counted without the gate: only while the caller holds
+ * a count (so a release or maintenance waits for both); ended with
+ * rbdl_lock_write_end. */
+void rbdl_lock_write_nest(struct rbdl_image *img);
 
 /* rbd_lock_acquire / rbd_lock_release / rbd_is_exclusive_lock_owner. */
 int rbdl_lock_acquire_user(struct rbdl_image *img);

@@ -54,6 +54,9 @@ struct creq {
 	size_t nzr;
 	atomic_size_t zi;		/* the next chunk to send */
 	bool slab;			/* from creq_slab (no iovec array) */
+	bool may_ack;			/* a write write-around may ack */
+	bool early;			/* user acknowledged (write-around) */
+	bool ranged;			/* a read holding its range */
 	struct iovec iov[];		/* a read's iovec array, copied */
 };
 
@@ -166,11 +169,28 @@ static void creq_free(struct creq *q)
 		free(q);
 }
 
-/* Finish q: release its range (if held), complete the caller's. */
+/* Finish q: release its range (if held), complete the caller's -- or,
+ * for a write acknowledged early, keep its error for the next flush
+ * (before the range goes: a flush waits for it), end its write-around
+ * and lock counts and drop its hold on the image. */
 static void creq_done(struct creq *q, ssize_t r, bool held)
 {
 	struct rbdl_comp *c = q->user;
 
+	if (q->early) {
+		struct rbdl_image *img = q->img;
+		struct rbdl_crypt *k = q->k;
+
+		rbdl_wa_early_end(img, q->a1 - q->a0, r);
+		/* Relaxed: the reads' acquire load pairs with the increment
+		 * before the acknowledgement, not with this. */
+		atomic_fetch_sub_explicit(&k->early, 1, memory_order_relaxed);
+		if (held)
+			rbdl_crange_release(&k->ranges, &q->range);
+		creq_free(q);
+		rbdl_delivery_put(&img->dl);	/* taken by ack_early */
+		return;
+	}
 	if (held)
 		rbdl_crange_release(&q->k->ranges, &q->range);
 	creq_free(q);
@@ -233,7 +253,27 @@ static void read_done(rbdl_user_comp_t uc, void *arg)
 			r = (ssize_t)n;
 		}
 	}
-	creq_done(q, r, false);
+	creq_done(q, r, q->ranged);
+}
+
+static int read_send(struct creq *q)
+{
+	struct rbdl_io_args t = {
+		.op = RBDL_OP_READ, .off = raw_off(q->k, q->a0),
+		.len = q->a1 - q->a0, .buf = q->buf, .op_flags = q->a.op_flags,
+	};
+
+	return inner(q, &t, read_done);
+}
+
+/* A read behind writes acknowledged early: its blocks are free now. */
+static void read_granted(struct rbdl_crange *range)
+{
+	struct creq *q = (struct creq *)range;
+	int r = read_send(q);
+
+	if (r < 0)
+		creq_done(q, r, true);
 }
 
 static int crypt_read(struct rbdl_image *img, struct rbdl_crypt *k,
@@ -260,17 +300,24 @@ static int crypt_read(struct rbdl_image *img, struct rbdl_crypt *k,
 			return -ENOMEM;
 		}
 	}
-	struct rbdl_io_args t = {
-		.op = RBDL_OP_READ, .off = raw_off(k, q->a0),
-		.len = q->a1 - q->a0, .buf = q->buf, .op_flags = a->op_flags,
-	};
-
 	r = rbdl_comp_arm(c, &img->dl, !c->internal);
 	if (r < 0) {
 		creq_free(q);
 		return r;
 	}
-	r = inner(q, &t, read_done);
+	/* Acquire: pairs with ack_early's increment, made before the
+	 * acknowledgement the application saw before this read.  With
+	 * early writes in flight the read waits for the blocks it shares
+	 * with them (read-after-write), else it goes at once. */
+	if (atomic_load_explicit(&k->early, memory_order_acquire)) {
+		q->ranged = true;
+		q->range.start = q->a0;
+		q->range.end = q->a1;
+		q->range.grant = read_granted;
+		rbdl_crange_acquire(&k->ranges, &q->range);
+		return 0;
+	}
+	r = read_send(q);
 	if (r < 0) {
 		rbdl_comp_disarm(c);
 		creq_free(q);
@@ -299,7 +346,7 @@ static void write_blocks(struct creq *q, const void *src)
 	struct rbdl_io_args t = {
 		.op = RBDL_OP_WRITE, .off = raw_off(q->k, q->a0),
 		.len = q->a1 - q->a0, .buf = q->buf, .owned = q->buf,
-		.op_flags = q->a.op_flags,
+		.op_flags = q->a.op_flags, .nested = q->early,
 	};
 
 	if (r == 0) {
@@ -361,6 +408,31 @@ static void edge_done(rbdl_user_comp_t uc, void *arg)
 		merge_and_write(q);
 }
 
+/*
+ * Write-around (writearound.c's rules, io.h): a read-modify-write is
+ * acknowledged once its blocks are its own, before its edge blocks are
+ * read, as librbd's write-around layer (above its crypto layer)
+ * acknowledges a write on dispatch; one that waits for its blocks behind
+ * another write is not acknowledged while it waits, as librbd's waits
+ * behind an overlapping write in flight.  A write of whole blocks goes to
+ * the data path at once, whose write-around acknowledges it.  From here
+ * q holds the counts and the image until it finishes (creq_done).  The
+ * acknowledgement goes through the callback lane (the grant may run
+ * inside the submit call); a read the application sends after seeing it
+ * finds the blocks held and waits for them (crypt_read).
+ */
+static void ack_early(struct creq *q)
+{
+	if (!rbdl_wa_early_begin(q->img, q->a1 - q->a0, q->a.op_flags))
+		return;
+	q->early = true;
+	/* Relaxed: ordered before any read the application sends after
+	 * the acknowledgement by the acknowledgement's delivery. */
+	atomic_fetch_add_explicit(&q->k->early, 1, memory_order_relaxed);
+	rbdl_delivery_get(&q->img->dl);
+	rbdl_wa_ack_comp(q->img, q->user, true);
+}
+
 /* The range is ours: read the partial edge blocks, or write now. */
 static void write_granted(struct rbdl_crange *range)
 {
@@ -375,6 +447,8 @@ static void write_granted(struct rbdl_crange *range)
 		write_blocks(q, NULL);
 		return;
 	}
+	if (q->may_ack)
+		ack_early(q);
 	/* Guard reference: the last edge to finish (or this) merges. */
 	rbdl_join_start(&q->sub, 1 + head + tail);
 	for (int i = 0; i < 2; i++) {
@@ -403,7 +477,7 @@ static void write_granted(struct rbdl_crange *range)
 
 static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 		       struct rbdl_comp *c, const struct rbdl_io_args *a,
-		       uint64_t size)
+		       uint64_t size, bool may_ack)
 {
 	uint32_t bs = k->cipher.block;
 	uint64_t len = a->len < size - a->off ? a->len : size - a->off;
@@ -447,6 +521,7 @@ static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 		creq_free(q);
 		return r;
 	}
+	q->may_ack = may_ack && a->op != RBDL_OP_CAW;
 	if (direct) {
 		if (rbdl_crange_try_acquire(&k->ranges, &q->range)) {
 			write_blocks(q, a->buf);
@@ -484,7 +559,7 @@ static void pass_done(rbdl_user_comp_t uc, void *arg)
 
 static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 		       struct rbdl_comp *c, const struct rbdl_io_args *a,
-		       uint64_t size);
+		       uint64_t size, bool may_ack);
 static void zchunk_done(rbdl_user_comp_t uc, void *arg);
 
 /* Claim the next chunk and send it: false when none is left. */
@@ -509,7 +584,7 @@ static bool zchunk_send(struct creq *q)
 		};
 
 		ic->internal = true;
-		r = crypt_write(q->img, q->k, ic, &t, UINT64_MAX);
+		r = crypt_write(q->img, q->k, ic, &t, UINT64_MAX, false);
 		if (r < 0)
 			rbdl_comp_release(ic);
 	}
@@ -710,7 +785,7 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 		/* fall through */
 	case RBDL_OP_WRITE:
 	case RBDL_OP_CAW:
-		return crypt_write(img, k, c, a, size);
+		return crypt_write(img, k, c, a, size, true);
 	default:	/* discard, write-zeroes */
 		return crypt_zeros(img, k, c, a, size);
 	}

@@ -79,6 +79,11 @@ struct rbdl_io_args {
 	 * in the image's queue: buf (and cmp) point into it, and the
 	 * request frees it when it completes. */
 	char *owned;
+	/* A write whose submitter holds a count of the exclusive lock's
+	 * writes for it until it completes (the encryption layer's early
+	 * acknowledged writes): it takes one more without the gate, so a
+	 * release waiting for that count cannot park it. */
+	bool nested;
 };
 
 /*
@@ -89,6 +94,22 @@ struct rbdl_io_args {
  */
 int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 		   const struct rbdl_io_args *a);
+
+/*
+ * Write-around for a layer above the data path (the encryption layer's
+ * read-modify-writes, io/crypt.c), as writearound.c does it for a
+ * request.  rbdl_wa_early_begin: may a write of len bytes with op_flags
+ * be acknowledged now (write-around on and past its first flush, not FUA,
+ * the exclusive lock owned -- counted as one of its writes -- and the
+ * bytes within rbd_cache_max_dirty)?  When true the caller must call
+ * rbdl_wa_early_end(img, len, r) once the write finished (r < 0: kept for
+ * the next flush, drops the lock's count) and may acknowledge c with
+ * rbdl_wa_ack_comp (in_submit: inside the submit call).
+ */
+bool rbdl_wa_early_begin(struct rbdl_image *img, uint64_t len, int op_flags);
+void rbdl_wa_early_end(struct rbdl_image *img, uint64_t len, ssize_t r);
+void rbdl_wa_ack_comp(struct rbdl_image *img, struct rbdl_comp *c,
+		      bool in_submit);
 
 /*
  * Synchronous form: submits with an internal completion, waits, and

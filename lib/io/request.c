@@ -415,7 +415,9 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		req->owned = a->owned;	/* the request's now (io.h) */
 	if (rbdl_op_writes(op)) {
 		req->lkw.resume = req_lock_resume;
-		if (!rbdl_lock_write_try(img)) {
+		if (a->nested) {
+			rbdl_lock_write_nest(img);
+		} else if (!rbdl_lock_write_try(img)) {
 			/* The lock's task sends the objects later. */
 			for (size_t i = 0; i < nobjs && r >= 0; i++)
 				r = rbdl_obj_keep_data(&req->objs[i]);

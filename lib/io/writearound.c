@@ -303,9 +303,50 @@ static void ack_run(struct rbdl_ctl_task *t)
 
 void rbdl_wa_ack(struct rbdl_req *req, bool in_submit)
 {
-	struct rbdl_image *img = req->img;
+	rbdl_wa_ack_comp(req->img, req->comp, in_submit);
+}
+
+bool rbdl_wa_early_begin(struct rbdl_image *img, uint64_t len, int op_flags)
+{
 	struct rbdl_wa *wa = &img->wa;
-	struct rbdl_comp *c = req->comp, *head;
+	/* Relaxed: as rbdl_wa_classify. */
+	uint64_t max = atomic_load_explicit(&wa->max_dirty,
+					    memory_order_relaxed);
+	bool ok;
+
+	if (!max || (op_flags & LIBRADOS_OP_FLAG_FADVISE_FUA) ||
+	    (atomic_load_explicit(&wa->wtuf, memory_order_relaxed) &&
+	     !atomic_load_explicit(&wa->user_flushed, memory_order_relaxed)))
+		return false;
+	if (!rbdl_lock_write_try(img))
+		return false;	/* not owned now: acknowledged when done */
+	pthread_mutex_lock(&wa->mu);
+	ok = wa->bytes == 0 || wa->bytes + len <= max;
+	if (ok)
+		wa->bytes += len;
+	pthread_mutex_unlock(&wa->mu);
+	if (!ok)
+		rbdl_lock_write_end(img);
+	return ok;
+}
+
+void rbdl_wa_early_end(struct rbdl_image *img, uint64_t len, ssize_t r)
+{
+	struct rbdl_wa *wa = &img->wa;
+
+	pthread_mutex_lock(&wa->mu);
+	wa->bytes -= len;
+	if (r < 0 && !wa->error)
+		wa->error = r;
+	pthread_mutex_unlock(&wa->mu);
+	rbdl_lock_write_end(img);
+}
+
+void rbdl_wa_ack_comp(struct rbdl_image *img, struct rbdl_comp *c,
+		      bool in_submit)
+{
+	struct rbdl_wa *wa = &img->wa;
+	struct rbdl_comp *head;
 
 	if (!in_submit) {
 		rbdl_comp_complete(c, 0);

@@ -531,21 +531,22 @@ static void c_error(void)
 
 /* On an image with LUKS2 loaded: block-aligned encrypted writes are
  * acknowledged early, a read of their range waits for them and decrypts
- * their data.  A write of part of a written block (a read-modify-write)
- * is acknowledged early by librbd, whose write-around sits above its
- * crypto layer, and after its edge block's read by librbdlite
- * (test-writearound.sh's known difference). */
+ * their data.  A write of part of a written block (a read-modify-write:
+ * its edge block is read first) is acknowledged early too, as librbd's
+ * write-around layer above its crypto layer does, and a read of it sent
+ * during the pause returns its data (it waits for the write, which waits
+ * for the edge block's read). */
 static void c_luks(void)
 {
 	const char *cs = "luks";
 	struct ctx x;
-	char a[4096], b[4096], c[512], got[4096];
+	char a[4096], b[4096], c[512], got[4096], got3[512];
 	rbd_encryption_luks2_format_options_t o = {
 		.alg = RBD_ENCRYPTION_ALGORITHM_AES128,
 		.passphrase = "wa",
 		.passphrase_size = 2,
 	};
-	rbd_completion_t w1, w2, w3, r1;
+	rbd_completion_t w1, w2, w3, r1, r3;
 	int r;
 
 	setup(&x, NULL);
@@ -563,6 +564,7 @@ static void c_luks(void)
 	w2 = comp();
 	w3 = comp();
 	r1 = comp();
+	r3 = comp();
 	rbd_aio_write(x.img, 0, sizeof(a), a, w1);
 	rbd_aio_write(x.img, MiB, sizeof(b), b, w2);
 	rbd_aio_write(x.img, 8 * MiB + 4096 + 100, sizeof(c), c, w3);
@@ -575,12 +577,16 @@ static void c_luks(void)
 		"during the pause: %s",
 	    yesno(rbd_aio_is_complete(w3)));
 	rbd_aio_read(x.img, 0, sizeof(got), got, r1);
+	rbd_aio_read(x.img, 8 * MiB + 4096 + 100, sizeof(got3), got3, r3);
 	settle();
 	say(cs, "read of write 1 complete during the pause: %s",
 	    yesno(rbd_aio_is_complete(r1)));
 	unpause_osds();
 	finish(cs, "read", r1);
 	say(cs, "read holds write 1: %s", yesno(!memcmp(got, a, sizeof(a))));
+	finish(cs, "read of write 3", r3);
+	say(cs, "read of write 3 (sent during the pause) holds it: %s",
+	    yesno(!memcmp(got3, c, sizeof(c))));
 	finish(cs, "write 1", w1);
 	finish(cs, "write 2", w2);
 	finish(cs, "write 3", w3);
