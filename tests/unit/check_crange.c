@@ -27,6 +27,19 @@ struct tr {
 };
 
 static int grants;
+static struct rbdl_crange_set s;	/* fresh for every test (fixture) */
+
+static void set_up(void)
+{
+	grants = 0;
+	rbdl_crange_set_init(&s);
+}
+
+static void tear_down(void)
+{
+	ck_assert(!rbdl_crange_busy(&s));
+	rbdl_crange_set_destroy(&s);
+}
 
 static void on_grant(struct rbdl_crange *r)
 {
@@ -43,11 +56,8 @@ static void tr_init(struct tr *t, uint64_t start, uint64_t end)
 
 START_TEST(test_fifo)
 {
-	struct rbdl_crange_set s;
 	struct tr a, b, c, d;
 
-	grants = 0;
-	rbdl_crange_set_init(&s);
 	tr_init(&a, 0, 4096);
 	tr_init(&b, 0, 8192);		/* overlaps a */
 	tr_init(&c, 4096, 8192);	/* overlaps b (waiting), not a */
@@ -68,18 +78,13 @@ START_TEST(test_fifo)
 	ck_assert_int_eq(c.granted, 4);
 	rbdl_crange_release(&s, &c.r);
 	rbdl_crange_release(&s, &d.r);
-	ck_assert(!rbdl_crange_busy(&s));
-	rbdl_crange_set_destroy(&s);
 }
 END_TEST
 
 START_TEST(test_try)
 {
-	struct rbdl_crange_set s;
 	struct tr a, b, c, w;
 
-	grants = 0;
-	rbdl_crange_set_init(&s);
 	tr_init(&a, 0, 4096);
 	ck_assert(rbdl_crange_try_acquire(&s, &a.r));
 	ck_assert_int_eq(a.granted, 0);		/* no callback */
@@ -101,8 +106,6 @@ START_TEST(test_try)
 	rbdl_crange_release(&s, &w.r);
 	ck_assert(rbdl_crange_try_acquire(&s, &c.r));
 	rbdl_crange_release(&s, &c.r);
-	ck_assert(!rbdl_crange_busy(&s));
-	rbdl_crange_set_destroy(&s);
 }
 END_TEST
 
@@ -141,6 +144,7 @@ static Suite *crange_suite(void)
 	Suite *s = suite_create("crange");
 	TCase *tc = tcase_create("core");
 
+	tcase_add_checked_fixture(tc, set_up, tear_down);
 	tcase_add_test(tc, test_fifo);
 	tcase_add_test(tc, test_try);
 #ifdef RBDLITE_ENCRYPTION
