@@ -258,19 +258,26 @@ enum {
 	RBDL_WA_PARKED = 1,	/* blocked: rbdl_req_wa_go starts it later */
 };
 
-/* The kind of request req (its op and flags), for req->wa_kind.  The
- * policy fields are relaxed (each request reads them once; either value
- * is valid). */
-static inline enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
-						 const struct rbdl_req *req)
+/* Is write-around on now: a write-around policy (max_dirty set), and past
+ * the first flush if it waits for one?  The policy fields are relaxed
+ * (each request reads them once; either value is valid). */
+static inline bool rbdl_wa_on(struct rbdl_image *img)
 {
 	struct rbdl_wa *wa = &img->wa;
 
 	if (!atomic_load_explicit(&wa->max_dirty, memory_order_relaxed))
+		return false;
+	/* write-through until the flush */
+	return !atomic_load_explicit(&wa->wtuf, memory_order_relaxed) ||
+	       atomic_load_explicit(&wa->user_flushed, memory_order_relaxed);
+}
+
+/* The kind of request req (its op and flags), for req->wa_kind. */
+static inline enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
+						 const struct rbdl_req *req)
+{
+	if (!rbdl_wa_on(img))
 		return RBDL_WA_NONE;
-	if (atomic_load_explicit(&wa->wtuf, memory_order_relaxed) &&
-	    !atomic_load_explicit(&wa->user_flushed, memory_order_relaxed))
-		return RBDL_WA_NONE;	/* write-through until the flush */
 	if (req->op == RBDL_OP_READ || req->op == RBDL_OP_CAW ||
 	    (req->op_flags & LIBRADOS_OP_FLAG_FADVISE_FUA))
 		return RBDL_WA_WAIT;

@@ -143,20 +143,28 @@ static bool must_wait(struct rbdl_wa *wa, const struct rbdl_req *req,
 	return false;
 }
 
-/* Put a WRITE in flight (its object extents in the tree) and decide
- * its early acknowledgement: within max_dirty, or nothing else early
- * in flight (librbd's can_dispatch_io). */
-static void go_in_flight(struct rbdl_wa *wa, struct rbdl_req *req)
+/* May len more bytes be acknowledged early: within max_dirty, or nothing
+ * else early in flight (librbd's can_dispatch_io)?  If so they are
+ * counted.  Under wa->mu. */
+static bool dirty_admit(struct rbdl_wa *wa, uint64_t len)
 {
 	uint64_t max = atomic_load_explicit(&wa->max_dirty,
 					    memory_order_relaxed);
+	bool ok = wa->bytes == 0 || wa->bytes + len <= max;
 
+	if (ok)
+		wa->bytes += len;
+	return ok;
+}
+
+/* Put a WRITE in flight (its object extents in the tree) and decide
+ * its early acknowledgement (dirty_admit). */
+static void go_in_flight(struct rbdl_wa *wa, struct rbdl_req *req)
+{
 	for (uint32_t i = 0; i < req->nobjs; i++)
 		flight_insert(wa, &req->objs[i]);
 	req->wa_tracked = true;
-	req->wa_early = wa->bytes == 0 || wa->bytes + req->len <= max;
-	if (req->wa_early)
-		wa->bytes += req->len;
+	req->wa_early = dirty_admit(wa, req->len);
 }
 
 int rbdl_wa_begin(struct rbdl_req *req, bool in_submit)
@@ -309,21 +317,14 @@ void rbdl_wa_ack(struct rbdl_req *req, bool in_submit)
 bool rbdl_wa_early_begin(struct rbdl_image *img, uint64_t len, int op_flags)
 {
 	struct rbdl_wa *wa = &img->wa;
-	/* Relaxed: as rbdl_wa_classify. */
-	uint64_t max = atomic_load_explicit(&wa->max_dirty,
-					    memory_order_relaxed);
 	bool ok;
 
-	if (!max || (op_flags & LIBRADOS_OP_FLAG_FADVISE_FUA) ||
-	    (atomic_load_explicit(&wa->wtuf, memory_order_relaxed) &&
-	     !atomic_load_explicit(&wa->user_flushed, memory_order_relaxed)))
+	if (!rbdl_wa_on(img) || (op_flags & LIBRADOS_OP_FLAG_FADVISE_FUA))
 		return false;
 	if (!rbdl_lock_write_try(img))
 		return false;	/* not owned now: acknowledged when done */
 	pthread_mutex_lock(&wa->mu);
-	ok = wa->bytes == 0 || wa->bytes + len <= max;
-	if (ok)
-		wa->bytes += len;
+	ok = dirty_admit(wa, len);
 	pthread_mutex_unlock(&wa->mu);
 	if (!ok)
 		rbdl_lock_write_end(img);
