@@ -176,25 +176,22 @@ static void creq_free(struct creq *q)
 static void creq_done(struct creq *q, ssize_t r, bool held)
 {
 	struct rbdl_comp *c = q->user;
+	struct rbdl_image *img = q->img;
+	bool early = q->early;
 
-	if (q->early) {
-		struct rbdl_image *img = q->img;
-		struct rbdl_crypt *k = q->k;
-
+	if (early) {
 		rbdl_wa_early_end(img, q->a1 - q->a0, r);
-		/* Relaxed: the reads' acquire load pairs with the increment
-		 * before the acknowledgement, not with this. */
-		atomic_fetch_sub_explicit(&k->early, 1, memory_order_relaxed);
-		if (held)
-			rbdl_crange_release(&k->ranges, &q->range);
-		creq_free(q);
-		rbdl_delivery_put(&img->dl);	/* taken by ack_early */
-		return;
+		/* Release: see crypt_read. */
+		atomic_fetch_sub_explicit(&q->k->early, 1,
+					  memory_order_release);
 	}
 	if (held)
 		rbdl_crange_release(&q->k->ranges, &q->range);
 	creq_free(q);
-	rbdl_comp_complete(c, r);
+	if (early)
+		rbdl_delivery_put(&img->dl);	/* taken by ack_early */
+	else
+		rbdl_comp_complete(c, r);
 }
 
 /* Submit t to the data path on an internal completion calling cb(q). */
@@ -305,10 +302,15 @@ static int crypt_read(struct rbdl_image *img, struct rbdl_crypt *k,
 		creq_free(q);
 		return r;
 	}
-	/* Acquire: pairs with ack_early's increment, made before the
-	 * acknowledgement the application saw before this read.  With
-	 * early writes in flight the read waits for the blocks it shares
-	 * with them (read-after-write), else it goes at once. */
+	/* With writes acknowledged early in flight the read waits for the
+	 * blocks it shares with them (read-after-write), else it goes at
+	 * once.  A write the application saw acknowledged before this read
+	 * made its increment (ack_early) before that acknowledgement was
+	 * delivered, so this load sees the increment or a later value.
+	 * Acquire: pairs with creq_done's release decrement, so a 0 left by
+	 * that write also shows what it did before finishing (its inner
+	 * write done, or tracked by the data path's write-around, which
+	 * then orders this read after it). */
 	if (atomic_load_explicit(&k->early, memory_order_acquire)) {
 		q->ranged = true;
 		q->range.start = q->a0;
@@ -426,8 +428,7 @@ static void ack_early(struct creq *q)
 	if (!rbdl_wa_early_begin(q->img, q->a1 - q->a0, q->a.op_flags))
 		return;
 	q->early = true;
-	/* Relaxed: ordered before any read the application sends after
-	 * the acknowledgement by the acknowledgement's delivery. */
+	/* Relaxed: the acknowledgement's delivery orders it (crypt_read). */
 	atomic_fetch_add_explicit(&q->k->early, 1, memory_order_relaxed);
 	rbdl_delivery_get(&q->img->dl);
 	rbdl_wa_ack_comp(q->img, q->user, true);
