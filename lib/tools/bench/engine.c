@@ -138,7 +138,7 @@ void cb_retire(struct job *j)
 /*
  * Hand a finished slot back to its job thread: push it on the job's
  * lock-free completed list (release: the job thread's acquire exchange
- * sees s->res / s->rval and the read data) and write the eventfd only on
+ * sees s->res / s->ops' error and the read data) and write the eventfd only on
  * the empty -> non-empty transition.
  */
 void slot_handoff(struct slot *s)
@@ -265,8 +265,7 @@ static int reap_handoff(struct job *j)
 	}
 	for (; rev; rev = next) {
 		next = rev->next;
-		ssize_t r = rados ? atomic_load_explicit(&rev->rval,
-					memory_order_relaxed) : rev->res;
+		ssize_t r = rados ? rbdl_join_result(&rev->ops) : rev->res;
 
 		if (!handle_completion(j, rev, r))
 			retired++;

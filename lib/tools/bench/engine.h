@@ -36,6 +36,8 @@
 #include <rados/librados.h>
 #include "rbdlite.h"
 
+#include "core/join.h"
+
 /*
  * The rbd_* functions the child uses, resolved from the dlopen'ed library:
  * the harness itself never links against librbd or librbdlite, which must
@@ -82,8 +84,7 @@ struct slot {
 	uint64_t t0;
 	uint64_t rng;
 	int write;
-	_Atomic int pending;	/* rados: object ops in flight + 1 guard */
-	_Atomic int rval;	/* rados: first error */
+	struct rbdl_join ops;	/* rados: object ops + guard, first error */
 	ssize_t res;		/* handoff mode: rbd return value */
 	int cur;		/* index in j->ji of the current I/O's image */
 	struct slot *next;	/* rados poll / handoff mode: completed list */

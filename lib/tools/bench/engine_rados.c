@@ -13,9 +13,10 @@
  * Threading: be_rados_submit() runs on a job thread (or, in callback mode,
  * on the librados callback thread that completed the previous I/O); the
  * per-object callbacks run on librados' callback threads.  An I/O that
- * spans several objects completes when the last of them does: s->pending
- * counts the object ops plus one guard held by the submitter, so that the
- * slot cannot complete while it is still being submitted.
+ * spans several objects completes when the last of them does: s->ops
+ * (core/join.h) counts the object ops plus one guard held by the
+ * submitter, so that the slot cannot complete while it is still being
+ * submitted, and keeps their first error.
  *
  * Ownership: each object op's completion is released by its callback, or
  * by the submitter if the op was never started.  The data-pool contexts
@@ -102,33 +103,21 @@ static void rados_slot_done(struct slot *s)
 	struct job *j = s->j;
 	const struct rbdl_cipher *k = slot_cipher(s);
 
-	/* After the last pending decrement (acq_rel): the data is all in. */
-	if (k && !s->write &&
-	    !atomic_load_explicit(&s->rval, memory_order_relaxed)) {
+	/* After the join's last put: the data is all in. */
+	if (k && !s->write && !rbdl_join_result(&s->ops)) {
 		int r = rbdl_cipher_crypt(k, false, s->off, s->buf, s->buf,
 					  j->c->o->bs);
 
 		if (r < 0)
-			atomic_store_explicit(&s->rval, r,
-					      memory_order_relaxed);
+			rbdl_join_error(&s->ops, r);
 	}
 
 	if (j->c->o->mode == MODE_CALLBACK) {
-		if (!handle_completion(j, s, atomic_load_explicit(&s->rval,
-						memory_order_relaxed)))
+		if (!handle_completion(j, s, rbdl_join_result(&s->ops)))
 			cb_retire(j);
 		return;
 	}
 	slot_handoff(s);
-}
-
-/* Keep the first error of the I/O's object ops. */
-static void rados_set_err(struct slot *s, int r)
-{
-	int zero = 0;
-
-	atomic_compare_exchange_strong_explicit(&s->rval, &zero, r,
-			memory_order_relaxed, memory_order_relaxed);
 }
 
 static void rados_piece_cb(rados_completion_t rc, void *arg)
@@ -144,9 +133,8 @@ static void rados_piece_cb(rados_completion_t rc, void *arg)
 		r = 0;
 	}
 	if (r < 0)
-		rados_set_err(s, r);
-	if (atomic_fetch_sub_explicit(&s->pending, 1,
-				      memory_order_acq_rel) == 1)
+		rbdl_join_error(&s->ops, r);
+	if (rbdl_join_put(&s->ops))
 		rados_slot_done(s);
 }
 
@@ -154,7 +142,7 @@ static void rados_piece_cb(rados_completion_t rc, void *arg)
  * Issue the object ops of one I/O: the image extent is mapped like librbd
  * maps it (striping v2 aware; with stripe_count 1 simply objno = off >>
  * order).  Errors, synchronous or not, reach handle_completion() through
- * s->rval.
+ * s->ops.
  */
 void be_rados_submit(struct job *j, struct slot *s)
 {
@@ -168,8 +156,7 @@ void be_rados_submit(struct job *j, struct slot *s)
 	uint64_t off = s->off + L->data_off, left = j->c->o->bs;
 	char *p = s->buf;
 
-	atomic_store_explicit(&s->rval, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->pending, 1, memory_order_relaxed);
+	rbdl_join_start(&s->ops, 1);	/* the submitter's guard */
 	if (k && s->write) {
 		void *cb = s->cbuf;
 		int r = 0;
@@ -181,7 +168,7 @@ void be_rados_submit(struct job *j, struct slot *s)
 			r = rbdl_cipher_crypt(k, true, s->off, s->buf, s->cbuf,
 					      left);
 		if (r < 0) {
-			rados_set_err(s, r);
+			rbdl_join_error(&s->ops, r);
 			left = 0;	/* nothing is sent */
 		}
 		p = s->cbuf;
@@ -199,26 +186,23 @@ void be_rados_submit(struct job *j, struct slot *s)
 		snprintf(oid, sizeof(oid), "%s.%016" PRIx64, L->prefix, objno);
 		r = rados_aio_create_completion2(s, rados_piece_cb, &rc);
 		if (r < 0) {
-			rados_set_err(s, r);
+			rbdl_join_error(&s->ops, r);
 			break;
 		}
-		atomic_fetch_add_explicit(&s->pending, 1, memory_order_relaxed);
+		rbdl_join_add(&s->ops);
 		if (s->write)
 			r = rados_aio_write(dio, oid, rc, p, len, objoff);
 		else
 			r = rados_aio_read(dio, oid, rc, p, len, objoff);
 		if (r < 0) {
-			atomic_fetch_sub_explicit(&s->pending, 1,
-						  memory_order_relaxed);
 			rados_aio_release(rc);
-			rados_set_err(s, r);
+			rbdl_join_unsent(&s->ops, r);
 			break;
 		}
 		off += len;
 		p += len;
 		left -= len;
 	}
-	if (atomic_fetch_sub_explicit(&s->pending, 1,
-				      memory_order_acq_rel) == 1)
+	if (rbdl_join_put(&s->ops))
 		rados_slot_done(s);
 }
