@@ -86,6 +86,10 @@ struct rbdl_retired_io {
 struct rbdl_flushq {
 	_Atomic uint64_t gen;
 	atomic_long count[2];
+	/* The first error of a write acknowledged early (io/writearound.c),
+	 * by the parity of the generation it counted in: taken by the
+	 * application's flush that drains that parity (flush.c). */
+	atomic_long error[2];
 	atomic_bool active;
 	pthread_mutex_t lock;
 	struct rbdl_comp *waiting;	/* flushes waiting for the drain */
@@ -113,7 +117,6 @@ struct rbdl_wa {
 	/* object extents in flight, by (object, offset); disjoint */
 	struct rbdl_avl flight;
 	struct rbdl_req *blocked, *blocked_tail;	/* FIFO */
-	long error;	/* first error of an early-acknowledged write */
 	/* Acknowledgements made inside a submit call, delivered by ack_task
 	 * on the control context's callback lane (a stack through dnext). */
 	_Atomic(struct rbdl_comp *) acks;

@@ -425,6 +425,9 @@ static void edge_done(rbdl_user_comp_t uc, void *arg)
  */
 static void ack_early(struct creq *q)
 {
+	/* Its whole blocks (librbd 16.2 was seen counting either those or
+	 * the caller's bytes); the inner write is not counted again
+	 * (RBDL_WA_TRACK). */
 	if (!rbdl_wa_early_begin(q->img, q->a1 - q->a0, q->a.op_flags))
 		return;
 	q->early = true;

@@ -12,17 +12,41 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* The first error of a write acknowledged early (io/writearound.c)
- * since the last call, cleared: what an application's flush reports. */
-static long take_wa_error(struct rbdl_image *img)
+/* Keep r as parity p's error unless it has one (the first is kept). */
+static void error_note(struct rbdl_flushq *fq, unsigned p, long r)
 {
-	long r;
+	long none = 0;
 
-	pthread_mutex_lock(&img->wa.mu);
-	r = img->wa.error;
-	img->wa.error = 0;
-	pthread_mutex_unlock(&img->wa.mu);
-	return r;
+	/* Relaxed: published by the count's decrement (rbdl_flush_op_error)
+	 * or fq->lock (the other callers), see flush_check. */
+	atomic_compare_exchange_strong_explicit(&fq->error[p], &none, r,
+						memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+/*
+ * The error the flushes of list report, taken from drained parity p under
+ * fq->lock (before the generation moves on, so no later request's error
+ * is taken for them): the first application flush of list reports it.
+ * With none in list, it moves to the other parity, whose flush comes
+ * next: a flush never completes with 0 while a write acknowledged early
+ * before it failed.
+ */
+static long error_take(struct rbdl_flushq *fq, unsigned p,
+		       const struct rbdl_comp *list)
+{
+	/* Relaxed: every request of parity p counted out (the load of
+	 * count[p] that saw 0 acquired their decrements, each after its
+	 * request's error_note), or noted under fq->lock. */
+	long r = atomic_exchange_explicit(&fq->error[p], 0,
+					  memory_order_relaxed);
+
+	for (; r && list; list = list->dnext)
+		if (list->user_flush)
+			return r;
+	if (r)
+		error_note(fq, p ^ 1, r);
+	return 0;
 }
 
 /*
@@ -41,6 +65,7 @@ static void flush_check(struct rbdl_image *img, bool deferred)
 		if (atomic_load(&fq->count[p]) != 0)
 			break;
 		struct rbdl_comp *list = fq->waiting;
+		long err = error_take(fq, p, list);
 
 		fq->waiting = NULL;
 		if (fq->queued) {
@@ -58,8 +83,12 @@ static void flush_check(struct rbdl_image *img, bool deferred)
 
 			/* An application's flush reports what the writes
 			 * acknowledged early before it met (writearound.c). */
-			long r = list->user_flush ? take_wa_error(img) : 0;
+			long r = 0;
 
+			if (list->user_flush) {
+				r = err;
+				err = 0;
+			}
 			if (deferred)
 				rbdl_comp_complete_deferred(list, r, img->defer_io);
 			else
@@ -100,6 +129,22 @@ void rbdl_flush_op_end(struct rbdl_image *img, unsigned parity,
 	if (atomic_fetch_sub(&fq->count[parity], 1) == 1 &&
 	    atomic_load(&fq->active))
 		flush_check(img, from_submitter);
+}
+
+void rbdl_flush_op_error(struct rbdl_image *img, unsigned parity, long r)
+{
+	error_note(&img->fq, parity, r);
+}
+
+void rbdl_flush_late_error(struct rbdl_image *img, long r)
+{
+	struct rbdl_flushq *fq = &img->fq;
+
+	/* Under the lock: the generation cannot move on between its load
+	 * and the note, so the next flush submitted drains this parity. */
+	pthread_mutex_lock(&fq->lock);
+	error_note(fq, (unsigned)(atomic_load(&fq->gen) & 1), r);
+	pthread_mutex_unlock(&fq->lock);
 }
 
 void rbdl_flush_submit(struct rbdl_image *img, struct rbdl_comp *c)

@@ -25,6 +25,19 @@ unsigned rbdl_flush_op_start(struct rbdl_image *img);
  * inside the submit call, so flush completions must be deferred. */
 void rbdl_flush_op_end(struct rbdl_image *img, unsigned parity,
 		       bool from_submitter);
+/*
+ * The error r of a request acknowledged early (io/writearound.c), still
+ * counted in parity: the application's flush that waits for it reports
+ * it (the first such error).
+ */
+void rbdl_flush_op_error(struct rbdl_image *img, unsigned parity, long r);
+/*
+ * The error r of a write acknowledged early whose requests are all
+ * counted out already (the encryption layer's read-modify-write, whose
+ * flush waits for it above the data path): the next application's flush
+ * submitted to the data path reports it.
+ */
+void rbdl_flush_late_error(struct rbdl_image *img, long r);
 /* Submit flush completion c (armed); completes it, deferred, once the
  * requests before it drained. */
 void rbdl_flush_submit(struct rbdl_image *img, struct rbdl_comp *c);

@@ -102,8 +102,9 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
  * be acknowledged now (write-around on and past its first flush, not FUA,
  * the exclusive lock owned -- counted as one of its writes -- and the
  * bytes within rbd_cache_max_dirty)?  When true the caller must call
- * rbdl_wa_early_end(img, len, r) once the write finished (r < 0: kept for
- * the next flush, drops the lock's count) and may acknowledge c with
+ * rbdl_wa_early_end(img, len, r) once the write finished (r < 0: reported
+ * by the next application flush sent to the data path,
+ * rbdl_flush_late_error; drops the lock's count) and may acknowledge c with
  * rbdl_wa_ack_comp (in_submit: inside the submit call).
  */
 bool rbdl_wa_early_begin(struct rbdl_image *img, uint64_t len, int op_flags);

@@ -311,7 +311,7 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	req->wa_early = false;
 	req->wa_acked = false;
 	req->wa_tracked = false;
-	req->wa_kind = (uint8_t)rbdl_wa_classify(img, req);
+	req->wa_kind = (uint8_t)rbdl_wa_classify(img, req, a->nested);
 	/* Synchronous calls wait (unless write-around may complete them
 	 * early), and a queued request's data is a copy already (io.h:
 	 * owned). */

@@ -250,6 +250,7 @@ enum rbdl_wa_kind {
 	RBDL_WA_NONE,
 	RBDL_WA_WRITE,
 	RBDL_WA_WAIT,
+	RBDL_WA_TRACK,
 };
 
 /* What rbdl_wa_begin decided. */
@@ -272,16 +273,18 @@ static inline bool rbdl_wa_on(struct rbdl_image *img)
 	       atomic_load_explicit(&wa->user_flushed, memory_order_relaxed);
 }
 
-/* The kind of request req (its op and flags), for req->wa_kind. */
+/* The kind of request req (its op and flags; nested: the inner write of
+ * a write acknowledged early already, io.h), for req->wa_kind. */
 static inline enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
-						 const struct rbdl_req *req)
+						 const struct rbdl_req *req,
+						 bool nested)
 {
 	if (!rbdl_wa_on(img))
 		return RBDL_WA_NONE;
 	if (req->op == RBDL_OP_READ || req->op == RBDL_OP_CAW ||
 	    (req->op_flags & LIBRADOS_OP_FLAG_FADVISE_FUA))
 		return RBDL_WA_WAIT;
-	return RBDL_WA_WRITE;
+	return nested ? RBDL_WA_TRACK : RBDL_WA_WRITE;
 }
 
 /*

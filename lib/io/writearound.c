@@ -17,6 +17,10 @@
  *   WAIT   a read, a compare-and-write or a FUA write: never acknowledged
  *          early, but waits for the tracked requests it overlaps (so
  *          read-after-write stays exact);
+ *   TRACK  the inner write of an encrypted write that was acknowledged
+ *          early already (crypt.c, rbdl_wa_early_begin: its bytes are
+ *          counted there): tracked in flight like a WRITE, so others wait
+ *          for it, but never acknowledged nor counted again;
  *   NONE   nothing to do (write-around off, or write-through until the
  *          first flush: then every request is NONE, and tracking costs one
  *          relaxed load at submission).
@@ -41,9 +45,11 @@
  * started in submission order.  Flushes need nothing from here: an
  * early-acknowledged request keeps its flush count (flush.h), its hold on
  * the exclusive lock and its reference on the image's delivery (close
- * waits for it) until its objects finished; a user flush takes the first
- * error of the early-acknowledged writes before it (img->wa.error,
- * flush.c).
+ * waits for it) until its objects finished; its error is kept by the
+ * generation of the flush barrier it counts in (rbdl_flush_op_error), and
+ * the application's flush that waits for that generation reports it, so
+ * every flush after a failed write acknowledged early reports an error
+ * (flush.c).
  *
  * Threading: rbdl_wa_begin runs on the submitter (or the thread that
  * resumed the request), rbdl_wa_end on the thread that finished it; both
@@ -67,6 +73,7 @@
  */
 #include "config.h"
 
+#include "flush.h"
 #include "request.h"
 
 #include "core/ctl.h"
@@ -157,20 +164,21 @@ static bool dirty_admit(struct rbdl_wa *wa, uint64_t len)
 	return ok;
 }
 
-/* Put a WRITE in flight (its object extents in the tree) and decide
- * its early acknowledgement (dirty_admit). */
+/* Put a WRITE or TRACK in flight (its object extents in the tree) and
+ * decide a WRITE's early acknowledgement (dirty_admit). */
 static void go_in_flight(struct rbdl_wa *wa, struct rbdl_req *req)
 {
 	for (uint32_t i = 0; i < req->nobjs; i++)
 		flight_insert(wa, &req->objs[i]);
 	req->wa_tracked = true;
-	req->wa_early = dirty_admit(wa, req->len);
+	req->wa_early = req->wa_kind == RBDL_WA_WRITE &&
+			dirty_admit(wa, req->len);
 }
 
 int rbdl_wa_begin(struct rbdl_req *req, bool in_submit)
 {
 	struct rbdl_wa *wa = &req->img->wa;
-	bool write = req->wa_kind == RBDL_WA_WRITE;
+	bool write = req->wa_kind != RBDL_WA_WAIT;	/* WRITE, TRACK */
 
 	req->wa_early = false;
 	req->wa_tracked = false;
@@ -216,8 +224,8 @@ void rbdl_wa_end(struct rbdl_req *req, ssize_t rval)
 		rbdl_avl_erase(&wa->flight, &req->objs[i].wal);
 	if (req->wa_early)
 		wa->bytes -= req->len;
-	if (req->wa_acked && rval < 0 && !wa->error)
-		wa->error = rval;
+	if (req->wa_acked && rval < 0)
+		rbdl_flush_op_error(req->img, req->gen_parity, rval);
 	atomic_fetch_sub_explicit(&wa->tracked, 1, memory_order_relaxed);
 	/* Only a blocked request that overlaps req can have waited for it:
 	 * with none, nothing changed for any of them. */
@@ -241,7 +249,7 @@ void rbdl_wa_end(struct rbdl_req *req, ssize_t rval)
 			wa->blocked = next;
 		if (wa->blocked_tail == b)
 			wa->blocked_tail = prev;
-		if (b->wa_kind == RBDL_WA_WRITE)
+		if (b->wa_kind != RBDL_WA_WAIT)
 			go_in_flight(wa, b);	/* still counted in tracked */
 		else
 			atomic_fetch_sub_explicit(&wa->tracked, 1,
@@ -337,9 +345,9 @@ void rbdl_wa_early_end(struct rbdl_image *img, uint64_t len, ssize_t r)
 
 	pthread_mutex_lock(&wa->mu);
 	wa->bytes -= len;
-	if (r < 0 && !wa->error)
-		wa->error = r;
 	pthread_mutex_unlock(&wa->mu);
+	if (r < 0)
+		rbdl_flush_late_error(img, r);
 	rbdl_lock_write_end(img);
 }
 

@@ -11,7 +11,10 @@
 # synchronous writes, close with writes in flight, the error of a
 # write acknowledged early returned by the next flush, and encrypted
 # writes (LUKS2) acknowledged early, a partial-block one (a read-modify-
-# write) included, and read back by a read sent while they wait.
+# write) included, and read back by a read sent while they wait; a
+# partial-block write whose inner write is in flight counts its block
+# against rbd_cache_max_dirty, once, and rbd_close waits for it; and
+# every flush after a failed write acknowledged early reports an error.
 #
 # Also checked on both transcripts: the lines that show write-around at
 # work (early acknowledgements during a pause, waits where librbd waits),
@@ -69,6 +72,11 @@ EXPECT=(
     "luks: read holds write 1: yes"
     "luks: partial-block write (read-modify-write) acknowledged during the pause: yes"
     "luks: read of write 3 (sent during the pause) holds it: yes"
+    "luksdirty: partial-block write acknowledged during the pause: yes"
+    "luksdirty: 4 KiB writes after it acknowledged during the pause: 1 of 2"
+    "luksdirty: rbd_close returned during the pause: no"
+    "error2: the flush between them returned an error: yes"
+    "error2: the flush after both returned an error: yes"
 )
 # Known differences, "librbd's line|librbdlite's line": each transcript
 # must show its own side, and the lines are left out of the comparison.

@@ -23,6 +23,19 @@
  *   close      rbd_close with writes acknowledged early waits for them
  *   error      the error of a write acknowledged early (its client
  *              blocklisted meanwhile) is the next flush's
+ *   error2     two writes acknowledged early, a flush between them, all
+ *              failing: that flush and the next one report an error
+ *   luks       an encrypted image: whole-block and partial-block writes
+ *              acknowledged early, reads wait for them
+ *   luksdirty  an encrypted image, rbd_cache_max_dirty=8192: a partial-
+ *              block write to an object the object map says does not
+ *              exist (so its edge block reads as zeros without the OSDs,
+ *              and its whole-block write is in flight during the pause)
+ *              counts against max_dirty once: the next 4 KiB write is
+ *              acknowledged early, the one after it is not.  (librbd
+ *              counts either its 512 bytes or its 4 KiB block, from run
+ *              to run: both give this answer at 8192.)  rbd_close then
+ *              waits for them all, and the image holds their data.
  *
  * Prints "CASE: what" lines; exits non-zero only when the program itself
  * cannot run (the cluster is missing, an image cannot be created).
@@ -468,65 +481,122 @@ static void c_close(void)
 	teardown(&x);
 }
 
+/* Blocklist x's client (ceph osd blocklist add ADDR). */
+static void blocklist(struct ctx *x)
+{
+	char cmd[512], *addrs = NULL, *s, *e;
+
+	if (rados_getaddrs(x->cl, &addrs) < 0 || !addrs)
+		die("rados_getaddrs", -EIO);
+	/* addrs: "[v2:IP:PORT/NONCE,v1:IP:PORT/NONCE]" or "IP:PORT/NONCE" */
+	s = addrs;
+	if (*s == '[')
+		s++;
+	if (!strncmp(s, "v2:", 3) || !strncmp(s, "v1:", 3))
+		s += 3;
+	e = s + strcspn(s, ",]");
+	snprintf(cmd, sizeof(cmd), "ceph osd blocklist add %.*s >/dev/null 2>&1",
+		 (int)(e - s), s);
+	rados_buffer_free(addrs);
+	sh(cmd);
+}
+
+/* Close x's blocklisted handle; another client removes its image, as
+ * the blocklisted one cannot. */
+static void teardown_blocklisted(const char *cs, struct ctx *x)
+{
+	struct ctx y;
+
+	rbd_close(x->img);
+	x->img = NULL;
+	rados_ioctx_destroy(x->io);
+	rados_shutdown(x->cl);
+	if (rados_create(&y.cl, NULL) < 0 ||
+	    rados_conf_read_file(y.cl, getenv("CEPH_CONF")) < 0 ||
+	    rados_connect(y.cl) < 0 ||
+	    rados_ioctx_create(y.cl, pool, &y.io) < 0)
+		die("rados_connect", -EIO);
+	say(cs, "remove: %d", rbd_remove(y.io, x->name));
+	rados_ioctx_destroy(y.io);
+	rados_shutdown(y.cl);
+}
+
+/* Submit a flush, wait for it: did it return an error? */
+static const char *flush_fails(struct ctx *x)
+{
+	rbd_completion_t fl = comp();
+	int r;
+
+	rbd_aio_flush(x->img, fl);
+	rbd_aio_wait_for_complete(fl);
+	r = (int)rbd_aio_get_return_value(fl);
+	rbd_aio_release(fl);
+	return yesno(r < 0);
+}
+
 static void c_error(void)
 {
 	const char *cs = "error";
 	struct ctx x;
-	char a[4096], cmd[512], *addrs = NULL;
-	rbd_completion_t w1, fl;
+	char a[4096];
+	rbd_completion_t w1;
 
 	setup(&x, NULL);
 	first_write(&x);
 	rbd_flush(x.img);
 	fill(a, sizeof(a), 40);
-	if (rados_getaddrs(x.cl, &addrs) < 0 || !addrs)
-		die("rados_getaddrs", -EIO);
 	pause_osds(&x);
 	w1 = comp();
-	fl = comp();
 	rbd_aio_write(x.img, 0, sizeof(a), a, w1);
 	settle();
 	say(cs, "write acknowledged during the pause: %s",
 	    yesno(rbd_aio_is_complete(w1)));
-	/* addrs: "[v2:IP:PORT/NONCE,v1:IP:PORT/NONCE]" or "IP:PORT/NONCE" */
-	{
-		char *s = addrs, *e;
-
-		if (*s == '[')
-			s++;
-		if (!strncmp(s, "v2:", 3) || !strncmp(s, "v1:", 3))
-			s += 3;
-		e = s + strcspn(s, ",]");
-		snprintf(cmd, sizeof(cmd),
-			 "ceph osd blocklist add %.*s >/dev/null 2>&1",
-			 (int)(e - s), s);
-	}
-	sh(cmd);
+	blocklist(&x);
 	unpause_osds();
 	finish(cs, "write", w1);
-	rbd_aio_flush(x.img, fl);
-	rbd_aio_wait_for_complete(fl);
-	say(cs, "the next flush returned an error: %s",
-	    yesno(rbd_aio_get_return_value(fl) < 0));
-	rbd_aio_release(fl);
-	rados_buffer_free(addrs);
-	/* The blocklisted client cannot remove its image: another does. */
-	rbd_close(x.img);
-	x.img = NULL;
-	rados_ioctx_destroy(x.io);
-	rados_shutdown(x.cl);
-	{
-		struct ctx y;
+	say(cs, "the next flush returned an error: %s", flush_fails(&x));
+	teardown_blocklisted(cs, &x);
+}
 
-		if (rados_create(&y.cl, NULL) < 0 ||
-		    rados_conf_read_file(y.cl, getenv("CEPH_CONF")) < 0 ||
-		    rados_connect(y.cl) < 0 ||
-		    rados_ioctx_create(y.cl, pool, &y.io) < 0)
-			die("rados_connect", -EIO);
-		say(cs, "remove: %d", rbd_remove(y.io, x.name));
-		rados_ioctx_destroy(y.io);
-		rados_shutdown(y.cl);
-	}
+/*
+ * Two writes acknowledged early, a flush between them, both failing (the
+ * client blocklisted during the pause): the flush between them and the
+ * flush after both return an error, whichever write failed first -- a
+ * flush never completes with 0 while a write acknowledged before it
+ * failed.
+ */
+static void c_error2(void)
+{
+	const char *cs = "error2";
+	struct ctx x;
+	char a[4096], b[4096];
+	rbd_completion_t w1, w2, f1;
+
+	setup(&x, NULL);
+	first_write(&x);
+	rbd_flush(x.img);
+	fill(a, sizeof(a), 43);
+	fill(b, sizeof(b), 44);
+	pause_osds(&x);
+	w1 = comp();
+	f1 = comp();
+	w2 = comp();
+	rbd_aio_write(x.img, 0, sizeof(a), a, w1);
+	rbd_aio_flush(x.img, f1);
+	rbd_aio_write(x.img, 8 * MiB + 64 * KiB, sizeof(b), b, w2);
+	settle();
+	say(cs, "writes acknowledged during the pause: %d of 2",
+	    rbd_aio_is_complete(w1) + rbd_aio_is_complete(w2));
+	blocklist(&x);
+	unpause_osds();
+	finish(cs, "write 1", w1);
+	finish(cs, "write 2", w2);
+	rbd_aio_wait_for_complete(f1);
+	say(cs, "the flush between them returned an error: %s",
+	    yesno(rbd_aio_get_return_value(f1) < 0));
+	rbd_aio_release(f1);
+	say(cs, "the flush after both returned an error: %s", flush_fails(&x));
+	teardown_blocklisted(cs, &x);
 }
 
 /* On an image with LUKS2 loaded: block-aligned encrypted writes are
@@ -596,6 +666,69 @@ static void c_luks(void)
 	teardown(&x);
 }
 
+static void c_luksdirty(void)
+{
+	static const char *const conf[] = { "rbd_cache_max_dirty=8192", NULL };
+	const char *cs = "luksdirty";
+	struct ctx x;
+	char p[512], a[2][4096];
+	rbd_encryption_luks2_format_options_t o = {
+		.alg = RBD_ENCRYPTION_ALGORITHM_AES128,
+		.passphrase = "wa",
+		.passphrase_size = 2,
+	};
+	rbd_completion_t wp, w[2];
+	struct bg b = { &x, NULL, 0, true, false };
+	pthread_t t;
+	int r;
+
+	setup(&x, conf);
+	if ((r = rbd_resize(x.img, 32 * MiB)) < 0 ||
+	    (r = rbd_encryption_format(x.img, RBD_ENCRYPTION_FORMAT_LUKS2, &o,
+				       sizeof(o))) < 0)
+		die("rbd_encryption_format", r);
+	first_write(&x);
+	rbd_flush(x.img);
+	fill(p, sizeof(p), 50);
+	pause_osds(&x);
+	wp = comp();
+	/* Data-area offset 12 MiB: an object of its own, never written. */
+	rbd_aio_write(x.img, 12 * MiB + 100, sizeof(p), p, wp);
+	/* Its edge block reads as zeros; its write is in flight. */
+	settle();
+	for (int i = 0; i < 2; i++) {
+		fill(a[i], sizeof(a[i]), 51 + i);
+		w[i] = comp();
+		rbd_aio_write(x.img, 8 * MiB + (uint64_t)(i + 1) * 64 * KiB,
+			      sizeof(a[i]), a[i], w[i]);
+	}
+	settle();
+	settle();
+	say(cs, "partial-block write acknowledged during the pause: %s",
+	    yesno(rbd_aio_is_complete(wp)));
+	say(cs, "4 KiB writes after it acknowledged during the pause: %d of 2",
+	    rbd_aio_is_complete(w[0]) + rbd_aio_is_complete(w[1]));
+	/* Close with them in flight: it waits for them. */
+	pthread_create(&t, NULL, bg_run, &b);
+	settle();
+	say(cs, "rbd_close returned during the pause: %s", yesno(b.done));
+	unpause_osds();
+	pthread_join(t, NULL);
+	say(cs, "rbd_close: %zd", b.r);
+	finish(cs, "partial-block write", wp);
+	for (int i = 0; i < 2; i++)
+		finish(cs, "write", w[i]);
+	if ((r = rbd_open(x.io, x.name, &x.img, NULL)) < 0 ||
+	    (r = rbd_encryption_load(x.img, RBD_ENCRYPTION_FORMAT_LUKS2, &o,
+				     sizeof(o))) < 0)
+		die("reopen and load", r);
+	check(cs, "partial-block write", &x, 12 * MiB + 100, p, sizeof(p));
+	for (int i = 0; i < 2; i++)
+		check(cs, "write", &x, 8 * MiB + (uint64_t)(i + 1) * 64 * KiB,
+		      a[i], sizeof(a[i]));
+	teardown(&x);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -605,7 +738,9 @@ static const struct {
 	{ "maxdirty", c_maxdirty }, { "nocache", c_nocache },
 	{ "wthrough", c_wthrough }, { "sync", c_sync },
 	{ "close", c_close },	  { "error", c_error },
+	{ "error2", c_error2 },
 	{ "luks", c_luks },
+	{ "luksdirty", c_luksdirty },
 };
 
 int main(int argc, char **argv)
