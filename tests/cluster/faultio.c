@@ -3,14 +3,25 @@
  *
  *   faultio --lib LIB --pool POOL --image NAME --state FILE write
  *           [--seconds S] [--depth D] [--blocks N] [--first B]
- *           [--stop-on-error] [--cache on|off]
+ *           [--stop-on-error] [--cache on|off] [--luks PASS] [--bs 512]
+ *           [--ready FILE]
  *   faultio --lib LIB --pool POOL --image NAME --state FILE verify
+ *           [--luks PASS] [--bs 512] [--noise-unlanded]
+ *
+ * --ready FILE creates FILE once the image is open (and its encryption
+ * loaded, which takes seconds of key derivation): the writer is writing.
+ *
+ * --luks PASS loads the image's LUKS2 encryption (AES-256) with passphrase
+ * PASS after the open, so every block goes through the library's
+ * encryption; --bs 512 makes the blocks 512 bytes (on an image with 4 KiB
+ * encryption blocks every write is then a read-modify-write of its
+ * block, and neighbouring writes share one).
  *
  * The library is not linked in: LIB (librbdlite or the real librbd.so.1)
  * is dlopen()ed and its rbd_* resolved with dlsym, so one binary drives
  * both, as rbdmodel.c does.  CEPH_CONF names the cluster.
  *
- * write: 4 KiB aio writes to random blocks B..B+N-1 of the image, D in
+ * write: 4 KiB (--bs) aio writes to random blocks B..B+N-1 of the image, D in
  * flight, never two on one block, for S seconds, or until SIGUSR1 (then it
  * stops as at the end of its time: drains, flushes, reports), or until
  * killed.  Each
@@ -32,7 +43,9 @@
  * durable.
  * Every completion error is counted by errno; with --stop-on-error the
  * writer stops submitting at the first one, waits for what is in flight,
- * and asks rbd_is_exclusive_lock_owner.  The stall is the longest time
+ * and asks rbd_is_exclusive_lock_owner (again, for up to 20 s, while the
+ * first error was -ESHUTDOWN, a blocklisting, and the answer does not yet
+ * say so).  The stall is the longest time
  * without a completion while requests were outstanding.  Prints one line
  * of key=value pairs: ios, errors (errno:count,...), first_error,
  * max_stall_ms, seconds, owner_rc, owner.
@@ -41,8 +54,12 @@
  * the generation last known durable, or a later one that was submitted (a
  * write whose completion was lost with its client, or that failed, may
  * still have landed): anything older, or a bad header, is a durable write
- * lost.  A block older than its last acknowledged (but not flushed)
- * generation is counted apart: an early acknowledgement the fault undid,
+ * lost.  With --noise-unlanded a block that holds neither zeros nor a
+ * valid block (noise) counts as zeros (not landed; lost if it had a
+ * durable generation), not as bad: that is how librbd reads a never-written
+ * block of an encrypted image inside an object that exists (it decrypts
+ * the zeros of the hole; librbdlite returns zeros).  A block older than
+ * its last acknowledged (but not flushed) generation is counted apart: an early acknowledgement the fault undid,
  * which only a flush promises against.  Prints "checked=N lost=L bad=B
  * unflushed_lost=U" and exits 1 if L or B > 0.
  *
@@ -72,7 +89,8 @@
 #include <rados/librados.h>
 #include <rbd/librbd.h>
 
-#define BS 4096
+/* The block size: 4096, or 512 (--bs 512). */
+static size_t BS = 4096;
 #define MAGIC 0x46494f4c54424452ull	/* "RDBTLOIF" */
 #define MAX_DEPTH 64
 
@@ -87,6 +105,8 @@ static int (*p_create_comp)(void *, rbd_callback_t, rbd_completion_t *);
 static ssize_t (*p_get_rv)(rbd_completion_t);
 static void (*p_release)(rbd_completion_t);
 static int (*p_is_owner)(rbd_image_t, int *);
+static int (*p_enc_load)(rbd_image_t, rbd_encryption_format_t,
+			 rbd_encryption_options_t, size_t);
 
 struct hdr {
 	uint64_t magic;
@@ -365,7 +385,21 @@ static int do_write(rbd_image_t img, const char *state, double seconds,
 		}
 	}
 	msync(acked, (size_t)total * 3 * sizeof(uint64_t), MS_SYNC);
+	/*
+	 * After a blocklisting both libraries ask the OSD holding the
+	 * header, which may apply the new OSD map a moment after the OSDs
+	 * that failed the writes: ask again, for at most 20 s, until the
+	 * answer says so.  A library that never does still fails the
+	 * comparison.
+	 */
 	int owner = -1, orc = p_is_owner(img, &owner);
+
+	for (int i = 0; i < 200 && first_error == -ESHUTDOWN &&
+			orc != -ESHUTDOWN; i++) {
+		usleep(100 * 1000);
+		owner = -1;
+		orc = p_is_owner(img, &owner);
+	}
 
 	printf("ios=%" PRIu64 " errors=", ios);
 	bool any = false;
@@ -383,7 +417,20 @@ static int do_write(rbd_image_t img, const char *state, double seconds,
 	return 0;
 }
 
-static int do_verify(rbd_image_t img, const char *state)
+/* Does buf hold a block b wrote (header, CRC, pattern)?  want: scratch. */
+static bool valid_block(const char *buf, uint64_t b, char *want)
+{
+	struct hdr h;
+
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != MAGIC || h.block != b ||
+	    h.crc != crc32(buf + sizeof(h), BS - sizeof(h)))
+		return false;
+	fill(want, b, h.gen);
+	return !memcmp(want, buf, BS);
+}
+
+static int do_verify(rbd_image_t img, const char *state, bool noise_unlanded)
 {
 	uint64_t nblocks;
 	uint64_t *acked = map_state(state, &nblocks, false);
@@ -399,7 +446,7 @@ static int do_verify(rbd_image_t img, const char *state)
 		checked++;
 		ssize_t r = p_read(img, b * BS, BS, buf);
 
-		if (r != BS) {
+		if (r != (ssize_t)BS) {
 			fprintf(stderr, "faultio: read of block %" PRIu64
 				" = %zd\n", b, r);
 			bad++;
@@ -410,6 +457,8 @@ static int do_verify(rbd_image_t img, const char *state)
 
 		for (size_t i = 0; i < BS && zero; i++)
 			zero = buf[i] == 0;
+		if (!zero && noise_unlanded && !valid_block(buf, b, want))
+			zero = true;	/* librbd's hole of an encrypted image */
 		if (zero) {
 			/* Never landed: a durable write lost, an early
 			 * acknowledgement the fault undid (the block's first
@@ -462,6 +511,8 @@ int main(int argc, char **argv)
 	int depth = 8;
 	uint64_t nblocks = 2048, first = 0;
 	bool stop_err = false, cache = false;
+	const char *luks = NULL, *ready = NULL;
+	bool noise_unlanded = false;
 	pthread_condattr_t ca;
 
 	for (int i = 1; i < argc; i++) {
@@ -469,6 +520,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--stop-on-error")) {
 			stop_err = true;
+			continue;
+		}
+		if (!strcmp(a, "--noise-unlanded")) {
+			noise_unlanded = true;
 			continue;
 		}
 		if (a[0] != '-' || a[1] != '-') {
@@ -496,6 +551,13 @@ int main(int argc, char **argv)
 			nblocks = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--first"))
 			first = strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--luks"))
+			luks = v;
+		else if (!strcmp(a, "--ready"))
+			ready = v;
+		else if (!strcmp(a, "--bs") &&
+			 (!strcmp(v, "512") || !strcmp(v, "4096")))
+			BS = (size_t)atoi(v);
 		else if (!strcmp(a, "--cache") &&
 			 (!strcmp(v, "on") || !strcmp(v, "off")))
 			cache = !strcmp(v, "on");
@@ -510,7 +572,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: faultio --lib LIB --pool POOL --image "
 			"NAME --state FILE write|verify [--seconds S] "
 			"[--depth D] [--blocks N] [--first B] "
-			"[--stop-on-error] [--cache on|off]\n");
+			"[--stop-on-error] [--cache on|off] [--luks PASS] "
+			"[--bs 512|4096] [--ready FILE] [--noise-unlanded]\n");
 		return 2;
 	}
 	void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
@@ -528,6 +591,7 @@ int main(int argc, char **argv)
 	*(void **)&p_get_rv = sym(dl, "rbd_aio_get_return_value");
 	*(void **)&p_release = sym(dl, "rbd_aio_release");
 	*(void **)&p_is_owner = sym(dl, "rbd_is_exclusive_lock_owner");
+	*(void **)&p_enc_load = sym(dl, "rbd_encryption_load");
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&cv, &ca);
@@ -554,12 +618,35 @@ int main(int argc, char **argv)
 			strerror(-r));
 		return 2;
 	}
+	if (luks) {
+		rbd_encryption_luks2_format_options_t o = {
+			.alg = RBD_ENCRYPTION_ALGORITHM_AES256,
+			.passphrase = luks,
+			.passphrase_size = strlen(luks),
+		};
+
+		r = p_enc_load(img, RBD_ENCRYPTION_FORMAT_LUKS2, &o, sizeof(o));
+		if (r < 0) {
+			fprintf(stderr, "faultio: rbd_encryption_load %s: %s\n",
+				image, strerror(-r));
+			return 2;
+		}
+	}
+	if (ready) {
+		int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0) {
+			perror(ready);
+			return 2;
+		}
+		close(fd);
+	}
 	fflush(stdout);
 	if (!strcmp(mode, "write"))
 		r = do_write(img, state, seconds, depth, nblocks, first,
 			     stop_err, cache);
 	else
-		r = do_verify(img, state);
+		r = do_verify(img, state, noise_unlanded);
 	fflush(stdout);
 	p_close(img);
 	rados_ioctx_destroy(io);

@@ -10,8 +10,11 @@
 # three BlueStore OSDs on sparse files, pools of size 3 / min_size 2,
 # failure detection in seconds) and ignores the shared one.  For each
 # library (lite, librbd) and image kind (default: rbd's default features;
-# layering: layering only) every row runs tests/cluster/faultio (4 KiB aio
-# writes at iodepth 8, a header and generation in every block, the
+# layering: layering only; luks: default features, LUKS2-formatted by the
+# rbd CLI, its encryption loaded by the writer, 512-byte writes, so every
+# write is a read-modify-write of a 4 KiB encryption block, acknowledged
+# early under write-around) every row runs tests/cluster/faultio (4 KiB
+# aio writes at iodepth 8, a header and generation in every block, the
 # acknowledged generations in a state file that survives SIGKILL) while
 # the fault happens:
 #   osd-kill    kill -9 one OSD mid-run and restart it
@@ -46,10 +49,11 @@
 # errno and the same rbd_is_exclusive_lock_owner answer.
 #
 # RBDLITE_FAULTS_LONG=1 runs the long form (20 s faults, longer writers,
-# every row on both kinds with both policies); the default (CI) uses 8 s
+# every row on every kind with both policies); the default (CI) uses 8 s
 # faults, runs the rows that are not about the lock on default-feature
-# images only, and the write-around policy on default-feature images
-# only.  RBDLITE_FAULTS_ROWS, RBDLITE_FAULTS_KINDS and
+# images only, the write-around policy on default-feature images only,
+# and encrypted images in the osd-kill and blocklist rows with
+# write-around only.  RBDLITE_FAULTS_ROWS, RBDLITE_FAULTS_KINDS and
 # RBDLITE_FAULTS_POLICIES select rows, kinds and policies.  Prints "N passed, M failed"
 # last; exits non-zero on any failure.
 
@@ -70,19 +74,21 @@ LITELIB=${RBDLITE_LIB:-$BUILDDIR/lib/.libs/librbdlite.so}
 REFLIB=librbd.so.1
 [[ -e $LITELIB ]] || die "librbdlite not built: $LITELIB"
 ROWS=${RBDLITE_FAULTS_ROWS:-osd-kill min-size mon-kill osd-stop quota client-kill blocklist}
-KINDS=${RBDLITE_FAULTS_KINDS:-default layering}
+KINDS=${RBDLITE_FAULTS_KINDS:-default layering luks}
 POLICIES=${RBDLITE_FAULTS_POLICIES:-off on}
 # Which rows run on which image kinds: all on both in the long form; in
 # the short one (CI) the rows about the lock on both, the others on
 # default-feature images only.
 if [[ ${RBDLITE_FAULTS_LONG:-0} == 1 ]]; then
     FAULT_S=20 PRE_S=4 WRITE_S=12 TAKE_S=6
-    LAYERING_ROWS=${ROWS}
-    LAYERING_POLICIES=${POLICIES}
+    LAYERING_ROWS=${ROWS} LUKS_ROWS=${ROWS}
+    LAYERING_POLICIES=${POLICIES} LUKS_POLICIES=${POLICIES}
 else
     FAULT_S=8 PRE_S=3 WRITE_S=6 TAKE_S=3
     LAYERING_ROWS="client-kill blocklist"
     LAYERING_POLICIES=off
+    LUKS_ROWS="osd-kill blocklist"
+    LUKS_POLICIES=on
 fi
 CLUSTER=$HERE/cluster.sh
 rbdl_workdir faults
@@ -118,9 +124,16 @@ writer() {
     "$FIO" --lib "$(lib_path "$lib")" \
         --pool "$POOL" --image "$img" --state "$TMP/$tag.state" write \
         --seconds "$secs" --depth 8 --blocks 1024 --first "$first" \
-        --cache "$POLICY" "$@" \
+        --cache "$POLICY" "${KOPT[@]}" --ready "$TMP/$tag.ready" "$@" \
         >"$TMP/$tag.out" 2>"$TMP/$tag.err" &
     WPID=$!
+    # The fault comes PRE_S seconds into the writing, not into the open
+    # (loading an encrypted image's key takes seconds).
+    local deadline=$((SECONDS + 60))
+    while [[ ! -e $TMP/$tag.ready ]] && kill -0 "$WPID" 2>/dev/null &&
+        ((SECONDS < deadline)); do
+        sleep 0.1
+    done
 }
 
 # wait_writer TAG SECS: wait up to SECS for WPID.  A writer still running
@@ -163,10 +176,15 @@ field() { tr ' ' '\n' <"$TMP/$1.out" | sed -n "s/^$2=//p" | head -1; }
 # undid), counted in the table; what is asserted is that librbdlite reads
 # the image exactly as librbd does (the same counts).
 verify() {
-    local tag=$1 img=$2 l out ok=0 rc counts=() rcs=()
+    local tag=$1 img=$2 l out ok=0 rc counts=() rcs=() nz
     for l in lite librbd; do
+        # Encrypted: librbd reads a never-written block inside an object
+        # that exists as noise, librbdlite as zeros; both mean "not
+        # landed", but for librbdlite reading its own writes.
+        nz=()
+        [[ ${#KOPT[@]} -gt 0 && ( $tag != *-lite || $l != lite ) ]] && nz=(--noise-unlanded)
         out=$(timeout -k 5 120 "$FIO" --lib "$(lib_path "$l")" --pool "$POOL" \
-            --image "$img" --state "$TMP/$tag.state" verify 2>>"$TMP/$tag.verify.err")
+            --image "$img" --state "$TMP/$tag.state" "${KOPT[@]}" "${nz[@]}" verify 2>>"$TMP/$tag.verify.err")
         rc=$?
         echo "$l: $out" >>"$TMP/$tag.verify"
         counts+=("$(grep -o 'checked=[0-9]* lost=[0-9]* bad=[0-9]* unflushed_lost=[0-9]*' <<<"$out" | head -1)")
@@ -194,7 +212,7 @@ verify() {
 
 # omap_ok TAG IMG KIND: object map and flags of an object-map image.
 omap_ok() {
-    [[ $3 == default ]] || return 0
+    [[ $3 == default || $3 == luks ]] || return 0
     rbdl_omap_ok "$1" "$POOL/$2" && pass "$1: object map checks clean"
 }
 
@@ -210,10 +228,26 @@ pool_full() {
     return 1
 }
 
-# mkimg NAME KIND
+# mkimg NAME KIND: a luks image is a copy of one LUKS2 image formatted
+# once (formatting costs seconds of key derivation): the same header and
+# key, no data.
+LUKS_PASS=fault-passphrase
 mkimg() {
     local opt=()
     [[ $2 == layering ]] && opt=(--image-feature layering)
+    if [[ $2 == luks ]]; then
+        if [[ -z ${LUKS_TMPL:-} ]]; then
+            LUKS_TMPL=f-luks-template
+            printf '%s' "$LUKS_PASS" >"$TMP/luks.pass"
+            rbdl_mkimage "$LUKS_TMPL" 64M &&
+                c_rbd encryption format "$POOL/$LUKS_TMPL" luks2 "$TMP/luks.pass" \
+                    >>"$TMP/cluster.log" 2>&1 ||
+                fail "luks: format the template image" "$(tail -2 "$TMP/cluster.log")"
+        fi
+        c_rbd cp --no-progress "$POOL/$LUKS_TMPL" "$POOL/$1" >>"$TMP/cluster.log" 2>&1 ||
+            fail "luks: copy the template image to $1" "$(tail -2 "$TMP/cluster.log")"
+        return
+    fi
     rbdl_mkimage "$1" 64M "${opt[@]}"
 }
 
@@ -239,6 +273,8 @@ record() {   # record ROWKEY TAG
 run_row() {
     local row=$1 lib=$2 kind=$3 key="$1 $3 $POLICY $2"
     local img="f-$row-$kind-$POLICY-$lib" tag="$row-$kind-$POLICY-$lib"
+    KOPT=()
+    [[ $kind == luks ]] && KOPT=(--luks "$LUKS_PASS" --bs 512)
     mkimg "$img" "$kind"
     BLOCKS=0
     case $row in
@@ -346,10 +382,14 @@ run_row() {
 
 # kinds_of ROW POLICY: the image kinds ROW runs on with POLICY.
 kinds_of() {
-    local k
+    local k rows pols
     for k in $KINDS; do
-        [[ $k == layering && ( " $LAYERING_ROWS " != *" $1 "* ||
-            " $LAYERING_POLICIES " != *" $2 "* ) ]] || printf '%s ' "$k"
+        case $k in
+        layering) rows=$LAYERING_ROWS pols=$LAYERING_POLICIES ;;
+        luks) rows=$LUKS_ROWS pols=$LUKS_POLICIES ;;
+        *) printf '%s ' "$k"; continue ;;
+        esac
+        [[ " $rows " == *" $1 "* && " $pols " == *" $2 "* ]] && printf '%s ' "$k"
     done
 }
 
