@@ -58,7 +58,7 @@
 # last; exits non-zero on any failure.
 
 # cluster-test: own cluster
-# cluster-test: time limit 1500
+# cluster-test: time limit 1800
 
 set -uo pipefail
 
