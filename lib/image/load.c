@@ -266,6 +266,7 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	atomic_init(&img->fq.count[1], 0);
 	atomic_init(&img->fq.error[0], 0);
 	atomic_init(&img->fq.error[1], 0);
+	atomic_init(&img->fq.lost, 0);
 	atomic_init(&img->fq.active, false);
 	r = rbdl_delivery_init(&img->dl);
 	if (r < 0) {

@@ -90,6 +90,9 @@ struct rbdl_flushq {
 	 * by the parity of the generation it counted in: taken by the
 	 * application's flush that drains that parity (flush.c). */
 	atomic_long error[2];
+	/* The first such error ever: sticky, every later application flush
+	 * reports it (the data it acknowledged is gone for good). */
+	atomic_long lost;
 	atomic_bool active;
 	pthread_mutex_t lock;
 	struct rbdl_comp *waiting;	/* flushes waiting for the drain */

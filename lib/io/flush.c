@@ -12,7 +12,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* Keep r as parity p's error unless it has one (the first is kept). */
+/* Keep r as parity p's error unless it has one (the first is kept),
+ * and as the image's sticky one unless it has one. */
 static void error_note(struct rbdl_flushq *fq, unsigned p, long r)
 {
 	long none = 0;
@@ -20,6 +21,10 @@ static void error_note(struct rbdl_flushq *fq, unsigned p, long r)
 	/* Relaxed: published by the count's decrement (rbdl_flush_op_error)
 	 * or fq->lock (the other callers), see flush_check. */
 	atomic_compare_exchange_strong_explicit(&fq->error[p], &none, r,
+						memory_order_relaxed,
+						memory_order_relaxed);
+	none = 0;
+	atomic_compare_exchange_strong_explicit(&fq->lost, &none, r,
 						memory_order_relaxed,
 						memory_order_relaxed);
 }
@@ -66,6 +71,10 @@ static void flush_check(struct rbdl_image *img, bool deferred)
 			break;
 		struct rbdl_comp *list = fq->waiting;
 		long err = error_take(fq, p, list);
+		/* Once a write acknowledged early failed, every flush after
+		 * it covers a write that is lost: none reports success. */
+		long lost = atomic_load_explicit(&fq->lost,
+						 memory_order_relaxed);
 
 		fq->waiting = NULL;
 		if (fq->queued) {
@@ -86,7 +95,7 @@ static void flush_check(struct rbdl_image *img, bool deferred)
 			long r = 0;
 
 			if (list->user_flush) {
-				r = err;
+				r = err ? err : lost;
 				err = 0;
 			}
 			if (deferred)

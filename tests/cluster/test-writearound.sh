@@ -66,6 +66,7 @@ EXPECT=(
     "close: writes acknowledged during the pause: 8 of 8"
     "close: rbd_close returned during the pause: no"
     "error: the next flush returned an error: yes"
+    "error: a later flush returned an error: yes"
     "luks: aligned write 1 acknowledged during the pause: yes"
     "luks: aligned write 2 acknowledged during the pause: yes"
     "luks: read of write 1 complete during the pause: no"

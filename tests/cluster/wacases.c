@@ -22,7 +22,8 @@
  *   sync       rbd_write returns early, as rbd_aio_write completes
  *   close      rbd_close with writes acknowledged early waits for them
  *   error      the error of a write acknowledged early (its client
- *              blocklisted meanwhile) is the next flush's
+ *              blocklisted meanwhile) is the next flush's, and a
+ *              later flush fails too
  *   error2     two writes acknowledged early, a flush between them, all
  *              failing: that flush and the next one report an error
  *   luks       an encrypted image: whole-block and partial-block writes
@@ -555,6 +556,7 @@ static void c_error(void)
 	unpause_osds();
 	finish(cs, "write", w1);
 	say(cs, "the next flush returned an error: %s", flush_fails(&x));
+	say(cs, "a later flush returned an error: %s", flush_fails(&x));
 	teardown_blocklisted(cs, &x);
 }
 
