@@ -17,7 +17,9 @@
  * of the image (clipped, or -EINVAL past it).  Up to --depth (default
  * 16) aio requests are in flight at once, always on pairwise disjoint
  * byte ranges, so the model stays deterministic; sync requests and
- * metadata operations first wait for every aio request.
+ * metadata operations first wait for every aio request.  Types are drawn
+ * by weight (tweight); in the last twentieth of a run a type the run has
+ * not yet run is taken instead, so every run covers every type.
  *
  * The implementation is not linked in: the program dlopen()s the library
  * named by --lib (RTLD_LOCAL) and resolves every rbd_* it calls with
@@ -1059,7 +1061,11 @@ static void op_snap_verify(long op)
         return;
     struct snap *s = &M.snaps[rndn((uint64_t)M.nsnaps)];
     int r;
-    if (rndn(2)) {
+    /* The first verification of a run always takes the open-at-snapshot
+     * path with a diff, so every run covers diff_iterate2 at a snapshot
+     * however few verifications the dice give it. */
+    bool first = tcount[T_DIFF_AT_SNAP] == 0;
+    if (first || rndn(2)) {
         rbd_image_t h;
         setop("snap_verify %s (open at snapshot)",
                  s->name);
@@ -1067,7 +1073,7 @@ static void op_snap_verify(long op)
         if (r < 0)
             failf(op, "rbd_open_read_only at %s: %d", s->name, r);
         verify_handle(op, h, s->data, s->size, "snapshot read");
-        if (rndn(2)) {
+        if (first || rndn(2)) {
             /* a diff ending at this snapshot, from an older one or from
              * nothing */
             struct snap *from = NULL;
@@ -1378,6 +1384,79 @@ static void dump(const char *path, const char *data, uint64_t size)
     }
 }
 
+/* ---- the mix --------------------------------------------------------------- */
+
+/* Weight of each type, per mille (T_SWITCH is not drawn: it comes every
+ * --alt operations when two libraries take turns; T_DIFF_AT_SNAP comes
+ * with T_SNAP_VERIFY, and T_SHRINK with T_GROW, as op_resize picks). */
+static const unsigned short tweight[T_NTYPES] = {
+    [T_WRITE] = 110, [T_AIO_WRITE] = 140, [T_AIO_WRITEV] = 80,
+    [T_READ] = 80, [T_AIO_READ] = 110, [T_AIO_READV] = 60,
+    [T_ZEROES] = 30, [T_AIO_ZEROES] = 30, [T_WRITESAME] = 30,
+    [T_AIO_WRITESAME] = 30, [T_CAW] = 20, [T_CAW_MISS] = 15, [T_AIO_CAW] = 20,
+    [T_CAW_CROSS] = 3, [T_AIO_CAW_CROSS] = 2, [T_DISCARD] = 40,
+    [T_AIO_DISCARD] = 40, [T_FLUSH] = 15, [T_AIO_FLUSH] = 20, [T_GROW] = 18,
+    [T_SNAP_CREATE] = 17, [T_SNAP_VERIFY] = 15, [T_SNAP_ROLLBACK] = 8,
+    [T_SNAP_REMOVE] = 12, [T_DIFF] = 30, [T_EDGE] = 13, [T_BURST] = 6,
+    [T_REOPEN] = 6,
+};
+
+static int draw_type(void)
+{
+    unsigned x = (unsigned)rndn(1000);
+    for (int t = 0; t < T_NTYPES; t++) {
+        if (x < tweight[t])
+            return t;
+        x -= tweight[t];
+    }
+    return T_REOPEN;
+}
+
+/* Run one operation of type t (op_resize and op_snap_verify pick their
+ * variant themselves). */
+static void run_type(long op, int t)
+{
+    switch (t) {
+    case T_WRITE: case T_AIO_WRITE: case T_AIO_WRITEV: op_write(op, t); break;
+    case T_READ: case T_AIO_READ: case T_AIO_READV: op_read(op, t); break;
+    case T_ZEROES: case T_AIO_ZEROES: case T_DISCARD: case T_AIO_DISCARD:
+        op_zero(op, t);
+        break;
+    case T_WRITESAME: case T_AIO_WRITESAME: op_writesame(op, t); break;
+    case T_CAW: case T_CAW_MISS: case T_AIO_CAW: case T_CAW_CROSS:
+    case T_AIO_CAW_CROSS:
+        op_caw(op, t);
+        break;
+    case T_FLUSH: case T_AIO_FLUSH: op_flush(op, t); break;
+    case T_GROW: case T_SHRINK: op_resize(op); break;
+    case T_SNAP_CREATE: op_snap_create(op); break;
+    case T_SNAP_VERIFY: case T_DIFF_AT_SNAP: op_snap_verify(op); break;
+    case T_SNAP_ROLLBACK: op_snap_rollback(op); break;
+    case T_SNAP_REMOVE: op_snap_remove(op); break;
+    case T_DIFF: op_diff(op); break;
+    case T_EDGE: op_edge(op); break;
+    case T_BURST: op_burst(op); break;
+    case T_SWITCH: case T_REOPEN: default: op_reopen(op, T_REOPEN); break;
+    }
+}
+
+/* In the last twentieth of a run, the first type the run has not run yet
+ * is taken instead of a drawn one, so every run covers every type however
+ * the dice fell (the rare ones, such as a compare-and-write across a
+ * sector, would otherwise be missed now and then); a type that needs a
+ * snapshot gets one created first.  -1 when nothing is missing. */
+static int missing_type(void)
+{
+    for (int t = 0; t < T_NTYPES; t++) {
+        if (tcount[t] || t == T_SWITCH)
+            continue;
+        bool needs_snap = t == T_SNAP_VERIFY || t == T_DIFF_AT_SNAP ||
+                          t == T_SNAP_ROLLBACK || t == T_SNAP_REMOVE;
+        return needs_snap && M.nsnaps == 0 ? T_SNAP_CREATE : t;
+    }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     const char *pool = NULL, *libpath = getenv("RBDMODEL_LIB"), *lib2 = NULL,
@@ -1494,41 +1573,16 @@ int main(int argc, char **argv)
             op_reopen(opno, T_SWITCH);
             continue;
         }
-        unsigned x = (unsigned)rndn(1000);
+        int t = (opno > nops - nops / 20) ? missing_type() : -1;
+        if (t < 0)
+            t = draw_type();
         double t0 = now();
         long before[T_NTYPES];
         memcpy(before, tcount, sizeof before);
-        if (x < 110) op_write(opno, T_WRITE);
-        else if (x < 250) op_write(opno, T_AIO_WRITE);
-        else if (x < 330) op_write(opno, T_AIO_WRITEV);
-        else if (x < 410) op_read(opno, T_READ);
-        else if (x < 520) op_read(opno, T_AIO_READ);
-        else if (x < 580) op_read(opno, T_AIO_READV);
-        else if (x < 610) op_zero(opno, T_ZEROES);
-        else if (x < 640) op_zero(opno, T_AIO_ZEROES);
-        else if (x < 670) op_writesame(opno, T_WRITESAME);
-        else if (x < 700) op_writesame(opno, T_AIO_WRITESAME);
-        else if (x < 720) op_caw(opno, T_CAW);
-        else if (x < 735) op_caw(opno, T_CAW_MISS);
-        else if (x < 755) op_caw(opno, T_AIO_CAW);
-        else if (x < 758) op_caw(opno, T_CAW_CROSS);
-        else if (x < 760) op_caw(opno, T_AIO_CAW_CROSS);
-        else if (x < 800) op_zero(opno, T_DISCARD);
-        else if (x < 840) op_zero(opno, T_AIO_DISCARD);
-        else if (x < 855) op_flush(opno, T_FLUSH);
-        else if (x < 875) op_flush(opno, T_AIO_FLUSH);
-        else if (x < 893) op_resize(opno);
-        else if (x < 910) op_snap_create(opno);
-        else if (x < 925) op_snap_verify(opno);
-        else if (x < 933) op_snap_rollback(opno);
-        else if (x < 945) op_snap_remove(opno);
-        else if (x < 975) op_diff(opno);
-        else if (x < 988) op_edge(opno);
-        else if (x < 994) op_burst(opno);
-        else op_reopen(opno, T_REOPEN);
-        for (int t = 0; t < T_NTYPES; t++)
-            if (tcount[t] != before[t])
-                ttime[t] += now() - t0;
+        run_type(opno, t);
+        for (int u = 0; u < T_NTYPES; u++)
+            if (tcount[u] != before[u])
+                ttime[u] += now() - t0;
     }
     setop("final drain and close");
     drain();

@@ -601,6 +601,29 @@ static void c_error2(void)
 	teardown_blocklisted(cs, &x);
 }
 
+/* The LUKS2 passphrase options of the encrypted cases. */
+static rbd_encryption_luks2_format_options_t luks_opts = {
+	.alg = RBD_ENCRYPTION_ALGORITHM_AES128,
+	.passphrase = "wa",
+	.passphrase_size = 2,
+};
+
+/* setup_luks: setup() with conf, then the image grown to 32 MiB,
+ * formatted with LUKS2 (which loads it), written once and flushed, so
+ * the cases start past the lock and the first write. */
+static void setup_luks(struct ctx *x, const char *const *conf)
+{
+	int r;
+
+	setup(x, conf);
+	if ((r = rbd_resize(x->img, 32 * MiB)) < 0 ||
+	    (r = rbd_encryption_format(x->img, RBD_ENCRYPTION_FORMAT_LUKS2,
+				       &luks_opts, sizeof(luks_opts))) < 0)
+		die("rbd_encryption_format", r);
+	first_write(x);
+	rbd_flush(x->img);
+}
+
 /* On an image with LUKS2 loaded: block-aligned encrypted writes are
  * acknowledged early, a read of their range waits for them and decrypts
  * their data.  A write of part of a written block (a read-modify-write:
@@ -613,21 +636,9 @@ static void c_luks(void)
 	const char *cs = "luks";
 	struct ctx x;
 	char a[4096], b[4096], c[512], got[4096], got3[512];
-	rbd_encryption_luks2_format_options_t o = {
-		.alg = RBD_ENCRYPTION_ALGORITHM_AES128,
-		.passphrase = "wa",
-		.passphrase_size = 2,
-	};
 	rbd_completion_t w1, w2, w3, r1, r3;
-	int r;
 
-	setup(&x, NULL);
-	if ((r = rbd_resize(x.img, 32 * MiB)) < 0 ||
-	    (r = rbd_encryption_format(x.img, RBD_ENCRYPTION_FORMAT_LUKS2, &o,
-				       sizeof(o))) < 0)
-		die("rbd_encryption_format", r);
-	first_write(&x);
-	rbd_flush(x.img);
+	setup_luks(&x, NULL);
 	fill(a, sizeof(a), 40);
 	fill(b, sizeof(b), 41);
 	fill(c, sizeof(c), 42);
@@ -674,23 +685,12 @@ static void c_luksdirty(void)
 	const char *cs = "luksdirty";
 	struct ctx x;
 	char p[512], a[2][4096];
-	rbd_encryption_luks2_format_options_t o = {
-		.alg = RBD_ENCRYPTION_ALGORITHM_AES128,
-		.passphrase = "wa",
-		.passphrase_size = 2,
-	};
 	rbd_completion_t wp, w[2];
 	struct bg b = { &x, NULL, 0, true, false };
 	pthread_t t;
 	int r;
 
-	setup(&x, conf);
-	if ((r = rbd_resize(x.img, 32 * MiB)) < 0 ||
-	    (r = rbd_encryption_format(x.img, RBD_ENCRYPTION_FORMAT_LUKS2, &o,
-				       sizeof(o))) < 0)
-		die("rbd_encryption_format", r);
-	first_write(&x);
-	rbd_flush(x.img);
+	setup_luks(&x, conf);
 	fill(p, sizeof(p), 50);
 	pause_osds(&x);
 	wp = comp();
@@ -721,8 +721,8 @@ static void c_luksdirty(void)
 	for (int i = 0; i < 2; i++)
 		finish(cs, "write", w[i]);
 	if ((r = rbd_open(x.io, x.name, &x.img, NULL)) < 0 ||
-	    (r = rbd_encryption_load(x.img, RBD_ENCRYPTION_FORMAT_LUKS2, &o,
-				     sizeof(o))) < 0)
+	    (r = rbd_encryption_load(x.img, RBD_ENCRYPTION_FORMAT_LUKS2,
+				     &luks_opts, sizeof(luks_opts))) < 0)
 		die("reopen and load", r);
 	check(cs, "partial-block write", &x, 12 * MiB + 100, p, sizeof(p));
 	for (int i = 0; i < 2; i++)
