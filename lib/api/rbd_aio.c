@@ -1,5 +1,5 @@
 /*
- * api_aio.c - the exported librbd I/O entry points (rbd_aio_*, the
+ * rbd_aio.c - the exported librbd I/O entry points (rbd_aio_*, the
  * synchronous rbd_read/rbd_write family, completions and event polling).
  *
  * These are thin shims: validate the handles and the arguments librbd

@@ -1,7 +1,8 @@
 /*
- * api_image.c - the exported librbd image-level entry points: version,
- * open/close, information, snapshots listing, and the calls librbdlite
- * does not implement yet (which fail with -EOPNOTSUPP, never crash).
+ * rbd_image.c - the exported librbd image-level entry points: version,
+ * open/close, information, snapshots listing, locks and the rest of the
+ * image-level calls (those librbd itself refuses in a mode fail with its
+ * -EOPNOTSUPP, never crash).
  *
  * Thin shims over image.c.  Nothing here calls another exported rbd_*
  * function (under LD_PRELOAD it could bind to the real librbd).

@@ -34,8 +34,9 @@
 # or frozen OSD is marked down within seconds (heartbeat grace 4 s, one
 # reporter is enough), but never marked out: data must not migrate during
 # a test.  Clients keep the default rados_osd_op_timeout=0, so their I/O
-# blocks (does not fail) while a PG is below min_size.  No manager runs, so
-# wait-clean asks each PG's primary OSD for its state (`pg query`).
+# blocks (does not fail) while a PG is below min_size.  A manager runs too,
+# for pool quotas (its PG statistics); wait-clean still asks each PG's
+# primary OSD for its state (`pg query`), which needs none.
 #
 # Environment knobs:
 #   RBDLITE_OSDS             number of OSDs: 1 (default; memstore) or 3
