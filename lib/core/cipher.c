@@ -200,13 +200,16 @@ static bool overlaps(const struct rbdl_crange *a, const struct rbdl_crange *b)
 	return a->start < b->end && b->start < a->end;
 }
 
-/* Whether r conflicts with a held range or a waiter before it (stop). */
+/* Whether r conflicts with a held range or a waiter before it (stop); a
+ * range within a held one only with the other held ranges. */
 static bool blocked(struct rbdl_crange_set *s, struct rbdl_crange *r,
 		    struct rbdl_crange *stop)
 {
 	for (struct rbdl_crange *h = s->held; h; h = h->next)
-		if (overlaps(h, r))
+		if (h != r->within && overlaps(h, r))
 			return true;
+	if (r->within)
+		return false;
 	for (struct rbdl_crange *w = s->wait_head; w && w != stop; w = w->next)
 		if (overlaps(w, r))
 			return true;

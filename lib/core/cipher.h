@@ -64,6 +64,11 @@ int rbdl_cipher_crypt(const struct rbdl_cipher *k, bool enc, uint64_t off,
 
 struct rbdl_crange {
 	uint64_t start, end;		/* [start, end) of the data area */
+	/* NULL, or a held range containing this one whose holder acquires
+	 * this one for a part of its work: this one is not blocked by it nor
+	 * by any waiter (it takes its place in line from it), only by the
+	 * other held ranges it overlaps (those of the same holder). */
+	struct rbdl_crange *within;
 	void (*grant)(struct rbdl_crange *r);	/* run once when held */
 	struct rbdl_crange *next;	/* held list or wait FIFO */
 	struct rbdl_crange *gnext;	/* grants of one release */
@@ -80,7 +85,8 @@ void rbdl_crange_set_destroy(struct rbdl_crange_set *s);
 
 /* Ask for r: grants it now (r->grant runs on this thread before the call
  * returns) or when the ranges it overlaps are released.  A range never
- * passes an earlier waiter it overlaps. */
+ * passes an earlier waiter it overlaps, unless it is within a held one
+ * (r->within, which must stay held until r is released). */
 void rbdl_crange_acquire(struct rbdl_crange_set *s, struct rbdl_crange *r);
 
 /* Take r if rbdl_crange_acquire would grant it now: true, and r is held

@@ -479,9 +479,13 @@ static void write_granted(struct rbdl_crange *range)
 		merge_and_write(q);
 }
 
+/* An encrypted write (write, write-same, compare-and-write, or zeros
+ * when a->buf is NULL) of [a->off, a->off + a->len) clipped to size, in
+ * its block range -- within the held range `within` when not NULL (a
+ * chunk of a discard's zeros). */
 static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 		       struct rbdl_comp *c, const struct rbdl_io_args *a,
-		       uint64_t size, bool may_ack)
+		       uint64_t size, bool may_ack, struct rbdl_crange *within)
 {
 	uint32_t bs = k->cipher.block;
 	uint64_t len = a->len < size - a->off ? a->len : size - a->off;
@@ -509,9 +513,12 @@ static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 
 	if (a->op == RBDL_OP_WRITESAME) {
 		/* Written as the data it repeats, as librbd's crypto layer
-		 * does. */
+		 * does; the last repetition is cut where len was clipped
+		 * at the end of the image. */
 		for (uint64_t pos = 0; pos < len; pos += a->data_len)
-			memcpy(dst + pos, a->buf, a->data_len);
+			memcpy(dst + pos, a->buf,
+			       len - pos < a->data_len ? len - pos
+						       : a->data_len);
 	} else if (!direct) {
 		copy_in(a, dst, len);
 	}
@@ -519,6 +526,7 @@ static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 		memcpy(q->cmp, a->cmp, len);
 	q->range.start = q->a0;
 	q->range.end = q->a1;
+	q->range.within = within;
 	q->range.grant = write_granted;
 	r = rbdl_comp_arm(c, &img->dl, a->op != RBDL_OP_CAW && !c->internal);
 	if (r < 0) {
@@ -556,14 +564,17 @@ static void pass_done(rbdl_user_comp_t uc, void *arg)
  * truncated -- is cut into chunks of at most ZCHUNK bytes, each an
  * ordinary encrypted write of zeros (crypt_write: its own block range, a
  * read-modify-write of a partial block), at most ZWINDOW of them in
- * flight, so a discard of any length holds bounded memory.
+ * flight, so a discard of any length holds bounded memory.  The request
+ * holds its whole block range while its chunks run, theirs within it, so
+ * a later request overlapping it -- a flush, whose range is everything --
+ * waits for all of its chunks, not only for those already sent.
  */
 #define ZCHUNK (1u << 20)
 #define ZWINDOW 4
 
 static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 		       struct rbdl_comp *c, const struct rbdl_io_args *a,
-		       uint64_t size, bool may_ack);
+		       uint64_t size, bool may_ack, struct rbdl_crange *within);
 static void zchunk_done(rbdl_user_comp_t uc, void *arg);
 
 /* Claim the next chunk and send it: false when none is left. */
@@ -588,7 +599,8 @@ static bool zchunk_send(struct creq *q)
 		};
 
 		ic->internal = true;
-		r = crypt_write(q->img, q->k, ic, &t, UINT64_MAX, false);
+		r = crypt_write(q->img, q->k, ic, &t, UINT64_MAX, false,
+				&q->range);
 		if (r < 0)
 			rbdl_comp_release(ic);
 	}
@@ -599,7 +611,7 @@ static bool zchunk_send(struct creq *q)
 
 static void zeros_finish(struct creq *q)
 {
-	creq_done(q, rbdl_join_result(&q->sub), false);
+	creq_done(q, rbdl_join_result(&q->sub), true);
 }
 
 /* A chunk is written: send the next one (none after an error), and the
@@ -682,6 +694,19 @@ static int zeros_plan(struct creq *q, uint64_t size)
 	return r;
 }
 
+/* The request's range is held: send the first window of chunks. */
+static void zeros_granted(struct rbdl_crange *range)
+{
+	struct creq *q = (struct creq *)range;
+
+	/* Guard reference: the last chunk to finish (or this) completes. */
+	rbdl_join_start(&q->sub, 1);
+	for (int i = 0; i < ZWINDOW && zchunk_send(q); i++)
+		;
+	if (rbdl_join_put(&q->sub))
+		zeros_finish(q);
+}
+
 static int crypt_zeros(struct rbdl_image *img, struct rbdl_crypt *k,
 		       struct rbdl_comp *c, const struct rbdl_io_args *a,
 		       uint64_t size)
@@ -699,12 +724,15 @@ static int crypt_zeros(struct rbdl_image *img, struct rbdl_crypt *k,
 		creq_free(q);
 		return r;
 	}
-	/* Guard reference: the last chunk to finish (or this) completes. */
-	rbdl_join_start(&q->sub, 1);
-	for (int i = 0; i < ZWINDOW && zchunk_send(q); i++)
-		;
-	if (rbdl_join_put(&q->sub))
-		zeros_finish(q);
+	/* Every chunk lies in the request's range, clipped to the data
+	 * area as zeros_plan clips it. */
+	q->range.start = down(q->a.off, k->cipher.block);
+	q->range.end = up(q->a.off + (q->a.len < size - q->a.off
+					      ? q->a.len
+					      : size - q->a.off),
+			  k->cipher.block);
+	q->range.grant = zeros_granted;
+	rbdl_crange_acquire(&k->ranges, &q->range);
 	return 0;
 }
 
@@ -724,7 +752,12 @@ static int crypt_pass(struct rbdl_image *img, struct rbdl_crypt *k,
 		      struct rbdl_comp *c, const struct rbdl_io_args *a)
 {
 	uint32_t bs = k->cipher.block;
-	struct creq *q = creq_new(img, k, c, a, 0);
+	/* A refused write may wait for its range after the call returned:
+	 * its iovec array is kept (its data is never read: the data path
+	 * refuses it first). */
+	struct creq *q = creq_new(img, k, c, a,
+				  a->op != RBDL_OP_FLUSH && a->iov ? a->iovcnt
+								    : 0);
 	int r;
 
 	if (!q)
@@ -789,7 +822,7 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 		/* fall through */
 	case RBDL_OP_WRITE:
 	case RBDL_OP_CAW:
-		return crypt_write(img, k, c, a, size, true);
+		return crypt_write(img, k, c, a, size, true, NULL);
 	default:	/* discard, write-zeroes */
 		return crypt_zeros(img, k, c, a, size);
 	}

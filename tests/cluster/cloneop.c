@@ -54,7 +54,8 @@
  *                             exists (RET -ETIMEDOUT after SECONDS)
  *   expect E                  the next command must return E (a negative
  *                             errno); the line is printed anyway
- * Sizes accept a K or M suffix.  CEPH_ARGS is applied to the client
+ * Sizes accept a K or M suffix, and offsets the form end-N: the image's
+ * size (read before the command) minus N.  CEPH_ARGS is applied to the client
  * configuration.  Exit status: 0 if no command failed, 1
  * otherwise, 2 on set-up errors (no connection, open failed: "open = RET"
  * is printed first).
@@ -102,10 +103,16 @@ typedef int (*parent_info_fn)(rbd_image_t, char *, size_t, char *, size_t,
 typedef int (*parent_info2_fn)(rbd_image_t, char *, size_t, char *, size_t,
 			       char *, size_t, char *, size_t);
 
+static uint64_t cur_size;	/* the image's size before this command */
+
 static uint64_t num(const char *s)
 {
 	char *end;
-	uint64_t v = strtoull(s, &end, 0);
+	uint64_t v;
+
+	if (!strncmp(s, "end-", 4))
+		return cur_size - num(s + 4);
+	v = strtoull(s, &end, 0);
 
 	if (*end == 'K')
 		v <<= 10;
@@ -601,6 +608,10 @@ int main(int argc, char **argv)
 			printf(" %s", argv[i + k]);
 		if (multi)
 			printf(":\n");
+		for (int k = 1; k <= n; k++)
+			if (!strncmp(argv[i + k], "end-", 4) &&
+			    rbd_get_size(im, &cur_size) < 0)
+				cur_size = 0;
 		if (!strcmp(c, "read"))
 			r = do_read(im, num(argv[i + 1]), num(argv[i + 2]));
 		else

@@ -10,7 +10,9 @@
 #    returned; the partial write's bytes equal the later write's there,
 #    as librbd 16.2.15 applies those two in either order),
 #    compare-and-write (match, mismatch and its offset, a
-#    range across a sector), write-same, write-zeroes, discard, exact
+#    range across a sector), write-same (also clipped at the end of the
+#    image, with a pattern longer than what is left), write-zeroes,
+#    discard, exact
 #    diff, a second load; then a new handle loads and reads back.  The
 #    outputs must be equal line for line.
 #    Then zeros (discard, write-zeroes of whole and partial blocks, a
@@ -83,12 +85,14 @@ CSCRIPT=(size write 0 64K 1 write 5000 700 2 aiowrite 9000 5000 3
     expect -84 cmpwrite 8704 512 9 9 cmpwrite 600 100 1 5 read 512 1024
     expect -22 cmpwrite 500 100 1 1
     writesame 1M 64K 16 7 read 1M 64K writesame 2M 8K 4096 8 read 2M 8K
+    write end-8K 8K 3 writesame end-512 1M 1M 7 read end-8K 8K
+    writesame end-3000 64K 16K 9 read end-8K 8K
     zero 3M 8K read 3M 8K discard 8M 4M read 8M 8K
     write 12M 8K 10 discard 12M 4K read 12M 8K
     diff - 0 size 0 0
     expect -17 luksload FMT cpass)
 CREAD=(read 0 64K read 512 1024 read 1M 64K read 2M 8K read 3M 8K
-    read 8M 8K read 12M 8K size diff - 0 size 0 0)
+    read 8M 8K read 12M 8K read end-8K 8K size diff - 0 size 0 0)
 for f in luks1 luks2; do
     for side in lite ref; do
         img=xt-$$-$f-$side

@@ -13,8 +13,10 @@
 # writes (LUKS2) acknowledged early, a partial-block one (a read-modify-
 # write) included, and read back by a read sent while they wait; a
 # partial-block write whose inner write is in flight counts its block
-# against rbd_cache_max_dirty, once, and rbd_close waits for it; and
-# every flush after a failed write acknowledged early reports an error.
+# against rbd_cache_max_dirty, once, and rbd_close waits for it; an
+# encrypted discard (written as zeros, in chunks) is complete before a
+# flush sent after it completes; and every flush after a failed write
+# acknowledged early reports an error.
 #
 # Also checked on both transcripts: the lines that show write-around at
 # work (early acknowledgements during a pause, waits where librbd waits),
@@ -55,7 +57,9 @@ EXPECT=(
     "overlap: write 2 (overlaps 1) acknowledged during the pause: no"
     "overlap: write 3 (disjoint) acknowledged during the pause: yes"
     "overlap: flush complete during the pause: no"
+    "overlap: after the flush, writes complete: yes yes yes"
     "overlap: writes 1 and 2: read 6144, as written"
+    "raw: write acknowledged during the pause: yes"
     "raw: read 1 holds the write's data: yes"
     "raw: read 2 holds the write's data: yes"
     "fua: FUA write acknowledged during the pause: no"
@@ -65,6 +69,7 @@ EXPECT=(
     "sync: rbd_write returned during the pause: yes"
     "close: writes acknowledged during the pause: 8 of 8"
     "close: rbd_close returned during the pause: no"
+    "error: write acknowledged during the pause: yes"
     "error: the next flush returned an error: yes"
     "error: a later flush returned an error: yes"
     "luks: aligned write 1 acknowledged during the pause: yes"
@@ -76,6 +81,9 @@ EXPECT=(
     "luksdirty: partial-block write acknowledged during the pause: yes"
     "luksdirty: 4 KiB writes after it acknowledged during the pause: 1 of 2"
     "luksdirty: rbd_close returned during the pause: no"
+    "luksdiscard: the discard was complete when the flush completed: yes"
+    "luksdiscard: the discarded range: read 4096, as written"
+    "error2: writes acknowledged during the pause: 2 of 2"
     "error2: the flush between them returned an error: yes"
     "error2: the flush after both returned an error: yes"
 )

@@ -109,6 +109,44 @@ START_TEST(test_try)
 }
 END_TEST
 
+/* Ranges within a held one (a discard's chunks inside the discard's
+ * range): not blocked by it nor by the waiters queued behind it (a flush
+ * of everything), only by each other; the waiters get their turn only
+ * when the outer range goes. */
+START_TEST(test_within)
+{
+	struct tr p, f, c1, c2, c3;
+
+	tr_init(&p, 0, 3 * 4096);
+	rbdl_crange_acquire(&s, &p.r);
+	ck_assert_int_eq(p.granted, 1);
+	tr_init(&f, 0, UINT64_MAX);		/* a flush: waits for p */
+	rbdl_crange_acquire(&s, &f.r);
+	ck_assert_int_eq(f.granted, 0);
+	tr_init(&c1, 0, 8192);
+	c1.r.within = &p.r;
+	rbdl_crange_acquire(&s, &c1.r);		/* passes f */
+	ck_assert_int_eq(c1.granted, 2);
+	tr_init(&c2, 4096, 3 * 4096);		/* shares a block with c1 */
+	c2.r.within = &p.r;
+	rbdl_crange_acquire(&s, &c2.r);
+	ck_assert_int_eq(c2.granted, 0);
+	rbdl_crange_release(&s, &c1.r);		/* grants c2, not f */
+	ck_assert_int_eq(c2.granted, 3);
+	ck_assert_int_eq(f.granted, 0);
+	rbdl_crange_release(&s, &c2.r);
+	tr_init(&c3, 8192, 3 * 4096);		/* sent after the others */
+	c3.r.within = &p.r;
+	ck_assert(rbdl_crange_try_acquire(&s, &c3.r));
+	ck_assert_int_eq(f.granted, 0);
+	rbdl_crange_release(&s, &c3.r);
+	ck_assert_int_eq(f.granted, 0);
+	rbdl_crange_release(&s, &p.r);		/* now the flush */
+	ck_assert_int_eq(f.granted, 4);
+	rbdl_crange_release(&s, &f.r);
+}
+END_TEST
+
 #ifdef RBDLITE_ENCRYPTION
 START_TEST(test_cipher_roundtrip)
 {
@@ -147,6 +185,7 @@ static Suite *crange_suite(void)
 	tcase_add_checked_fixture(tc, set_up, tear_down);
 	tcase_add_test(tc, test_fifo);
 	tcase_add_test(tc, test_try);
+	tcase_add_test(tc, test_within);
 #ifdef RBDLITE_ENCRYPTION
 	tcase_add_test(tc, test_cipher_roundtrip);
 #endif
