@@ -97,7 +97,7 @@ static void req_finish(struct rbdl_req *req, bool from_submitter)
 		c->data_end = atomic_load_explicit(&req->data_end,
 						   memory_order_relaxed);
 	if (req->wa_tracked)
-		rbdl_wa_end(req, rval);
+		rbdl_wa_end(req, rval, from_submitter);
 	req_free(req);
 	if (held && rval == -ESHUTDOWN)
 		rbdl_lock_note_blocklisted(img);
@@ -197,9 +197,9 @@ static void req_go(struct rbdl_req *req, bool in_submit)
 	rbdl_req_put(req, in_submit);
 }
 
-void rbdl_req_wa_go(struct rbdl_req *req)
+void rbdl_req_wa_go(struct rbdl_req *req, bool in_submit)
 {
-	req_go(req, false);
+	req_go(req, in_submit);
 }
 
 /* Admit the request to write-around (it may wait there for overlapping
@@ -716,7 +716,8 @@ static bool ioq_add(struct rbdl_image *img, struct rbdl_comp *c,
 		atomic_store_explicit(&img->io_queued, false,
 				      memory_order_relaxed);
 		pthread_mutex_unlock(&img->ioq_mu);
-		rbdl_wbuf_free(e->a.owned);
+		if (e->a.owned != a->owned)	/* the copy ioq_keep_data made */
+			rbdl_wbuf_free(e->a.owned);
 		free(e);
 		return false;
 	}

@@ -295,8 +295,10 @@ static inline enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
 int rbdl_wa_begin(struct rbdl_req *req, bool in_submit);
 
 /* req, admitted by rbdl_wa_begin as GO (tracked) or released, finished
- * with rval: stop tracking it and start what it held back. */
-void rbdl_wa_end(struct rbdl_req *req, ssize_t rval);
+ * with rval: stop tracking it and start what it held back (in_submit:
+ * req finished inside a submit call, so what is started delivers its
+ * callbacks from elsewhere, as that call's own requests do). */
+void rbdl_wa_end(struct rbdl_req *req, ssize_t rval, bool in_submit);
 
 /* Complete req's completion now, acknowledged early; in_submit: inside
  * the submit call, so through the control context's callback lane (a
@@ -308,8 +310,8 @@ void rbdl_wa_ack(struct rbdl_req *req, bool in_submit);
 void rbdl_wa_user_flush(struct rbdl_image *img);
 
 /* request.c: start a request that write-around held back (on the thread
- * that released it). */
-void rbdl_req_wa_go(struct rbdl_req *req);
+ * that released it; in_submit: inside a submit call). */
+void rbdl_req_wa_go(struct rbdl_req *req, bool in_submit);
 /* objreq.c: advance o with the result r of the step that finished (0
  * for START). */
 void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit);

@@ -54,7 +54,10 @@
  * Threading: rbdl_wa_begin runs on the submitter (or the thread that
  * resumed the request), rbdl_wa_end on the thread that finished it; both
  * take img->wa.mu.  A released request is started by rbdl_wa_end's
- * caller's thread, after mu is dropped.
+ * caller's thread, after mu is dropped; when that thread is inside a
+ * submit call (a request that finished there, an object-map skip or an
+ * error), the released request's callbacks go through the deferred
+ * paths, so no callback of another request runs inside that call.
  */
 
 /*
@@ -157,7 +160,9 @@ static bool dirty_admit(struct rbdl_wa *wa, uint64_t len)
 {
 	uint64_t max = atomic_load_explicit(&wa->max_dirty,
 					    memory_order_relaxed);
-	bool ok = wa->bytes == 0 || wa->bytes + len <= max;
+	/* (bytes <= max in the second test, so max - bytes cannot wrap;
+	 * bytes + len could, for lengths near 2^64.) */
+	bool ok = wa->bytes == 0 || (wa->bytes <= max && len <= max - wa->bytes);
 
 	if (ok)
 		wa->bytes += len;
@@ -214,7 +219,7 @@ int rbdl_wa_begin(struct rbdl_req *req, bool in_submit)
 	return RBDL_WA_GO;
 }
 
-void rbdl_wa_end(struct rbdl_req *req, ssize_t rval)
+void rbdl_wa_end(struct rbdl_req *req, ssize_t rval, bool in_submit)
 {
 	struct rbdl_wa *wa = &req->img->wa;
 	struct rbdl_req *go = NULL, **go_tail = &go, *prev = NULL;
@@ -262,7 +267,7 @@ void rbdl_wa_end(struct rbdl_req *req, ssize_t rval)
 	while (go) {
 		struct rbdl_req *n = go->wa_next;
 
-		rbdl_req_wa_go(go);
+		rbdl_req_wa_go(go, in_submit);
 		go = n;
 	}
 }

@@ -278,6 +278,8 @@ START_TEST(test_submit_during_refresh_does_not_wait)
 	ck_assert_int_ge(atomic_load(&header_updates), 1);
 	pthread_create(&wd, NULL, watchdog, NULL);
 	ck_assert_int_eq(th_sh("ceph osd pause >/dev/null 2>&1"), 0);
+	/* The client pauses once it has the map that says so. */
+	ck_assert_int_eq(rados_wait_for_latest_osdmap(t.cluster), 0);
 	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &w1), 0);
 	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &w2), 0);
 	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &fl), 0);

@@ -11,10 +11,10 @@
  *       returned)
  *   difftool POOL owners IMAGE [MAX]
  *       "ret=<r> n=<count> mode=<m> owner=<o>..." (MAX: array size, 4)
- *   difftool POOL write-hold IMAGE SECONDS
+ *   difftool POOL write-hold IMAGE SECONDS|GOFILE
  *       write 4 KiB at 0 (takes the exclusive lock), print "locked
- *       <owner>", hold the image open SECONDS, then write again and print
- *       "write2=<r>"
+ *       <owner>", hold the image open SECONDS (a number) or until GOFILE
+ *       exists (at most 120 s), then write again and print "write2=<r>"
  *   difftool POOL break IMAGE OWNER|-
  *       "ret=<r>" of rbd_lock_break (EXCLUSIVE; "-": the current owner)
  *   difftool POOL watch IMAGE WANT SECONDS [keep]
@@ -148,7 +148,12 @@ int main(int argc, char **argv)
 		}
 		printf("locked %s\n", owners[0]);
 		rbd_lock_get_owners_cleanup(owners, n);
-		sleep((unsigned)atoi(argv[4]));
+		fflush(stdout);
+		if (argv[4][0] >= '0' && argv[4][0] <= '9')
+			sleep((unsigned)atoi(argv[4]));
+		else
+			for (int t = 0; t < 1200 && access(argv[4], F_OK); t++)
+				usleep(100000);
 		r = (int)rbd_write(img, 0, sizeof(buf), buf);
 		printf("write2=%d\n", r < 0 ? r : 0);
 	} else if (!strcmp(cmd, "break") && argc >= 5) {

@@ -321,13 +321,15 @@ expect() {
     fi
 }
 
-# hold LIB SECONDS: a process of LIB holding the lock; sets HOLDER (pid),
-# HOUT (its output file) and OWNER (its address).
+# hold LIB: a process of LIB holding the lock until the file $HGO exists
+# (release: touch "$HGO"); sets HOLDER (pid), HOUT (its output file),
+# HGO and OWNER (its address).
 hold() {
     local bin=$REF
     [[ $1 == lite ]] && bin=$LITE
     HOUT=$WORK/hold-$1-$RANDOM.out
-    "$bin" "$POOL" write-hold "$IL" "$2" >"$HOUT" 2>&1 &
+    HGO=$HOUT.go
+    "$bin" "$POOL" write-hold "$IL" "$HGO" >"$HOUT" 2>&1 &
     HOLDER=$!
     BG+=("$HOLDER")
     OWNER=
@@ -340,7 +342,7 @@ hold() {
 }
 
 for lib in librbd lite; do
-    if hold $lib 4; then
+    if hold $lib; then
         expect "owners of a $lib holder (librbd)" "ret=0 n=1 mode=0 owner=$OWNER" \
             "$REF" "$POOL" owners "$IL"
         expect "owners of a $lib holder (lite)" "ret=0 n=1 mode=0 owner=$OWNER" \
@@ -350,6 +352,7 @@ for lib in librbd lite; do
             "$REF" "$POOL" break "$IL" 127.0.0.1:0/1
         expect "break of someone else (lite)" "ret=-16" \
             "$LITE" "$POOL" break "$IL" 127.0.0.1:0/1
+        touch "$HGO"
         wait "$HOLDER"
         grep -q '^write2=0$' "$HOUT" && pass "$lib holder unharmed" ||
             fail "$lib holder unharmed: $(cat "$HOUT")"
@@ -379,9 +382,10 @@ expect "break without the feature (lite)" "ret=-22" "$LITE" "$POOL" break "$IN" 
 for pair in "librbd $LITE" "lite $REF"; do
     lib=${pair%% *}
     breaker=${pair#* }
-    if hold "$lib" 3; then
+    if hold "$lib"; then
         expect "break a live $lib owner" "ret=0" "$breaker" "$POOL" break "$IL" -
         expect "owners after the break" "ret=-2 n=4" "$LITE" "$POOL" owners "$IL"
+        touch "$HGO"
         wait "$HOLDER"
         if grep -q '^write2=-' "$HOUT"; then
             pass "broken $lib owner is fenced ($(grep write2 "$HOUT"))"
@@ -393,7 +397,7 @@ for pair in "librbd $LITE" "lite $REF"; do
     fi
 done
 # A killed owner.
-if hold librbd 60; then
+if hold librbd; then
     kill -9 "$HOLDER"
     wait "$HOLDER" 2>/dev/null
     expect "owners of a killed holder" "ret=0 n=1 mode=0 owner=$OWNER" \
