@@ -323,7 +323,10 @@ static int list_specs(rbd_image_t image, int level,
 	GET_IMAGE(img, image);
 	if (!max_images || (!images && *max_images > 0))
 		return -EINVAL;
-	if (*max_images > 0)
+	/* Cleared first, as rbd_lock_get_owners' (python3-rbd cleans its
+	 * whole array up after an error); not a count whose size would
+	 * wrap, which no array has. */
+	if (*max_images > 0 && *max_images <= SIZE_MAX / sizeof(*images))
 		memset(images, 0, sizeof(*images) * *max_images);
 	r = list(img, level, &l);
 	if (r < 0)

@@ -729,7 +729,7 @@ RBDL_API int rbd_metadata_get(rbd_image_t image, const char *key, char *value,
 	if (!val_len && rbdl_whole_from_user(image))
 		return -EINVAL;	/* librbd would crash */
 	RBDL_ON_WHOLE(rbd_metadata_get, image, key, value, val_len);
-	uint8_t in[512];
+	uint8_t *in;
 	char *out, *val = NULL;
 	size_t outlen;
 	long n;
@@ -741,10 +741,17 @@ RBDL_API int rbd_metadata_get(rbd_image_t image, const char *key, char *value,
 
 	if (r < 0)
 		return r;
-	n = rbdl_encode_string(in, sizeof(in), key);
-	if (n < 0)
+	/* Any key rbd_metadata_set takes (no length limit but the OSD's). */
+	in = malloc(strlen(key) + 8);
+	if (!in)
+		return -ENOMEM;
+	n = rbdl_encode_string(in, strlen(key) + 8, key);
+	if (n < 0) {
+		free(in);
 		return (int)n;
+	}
 	r = rbdl_cls_read(img->md_io, img->header_oid, "rbd", "metadata_get", in, (size_t)n, &out, &outlen);
+	free(in);
 	if (r < 0)
 		return r;
 	r = rbdl_decode_string(out, outlen, &val);

@@ -26,7 +26,7 @@
 #define RBDL_EVENT_EVENTFD 2
 
 static struct rbdl_slab comp_slab =
-	RBDL_SLAB_INIT("completion", sizeof(struct rbdl_comp));
+	RBDL_SLAB_INIT_KEEP("completion", sizeof(struct rbdl_comp));
 static pthread_once_t comp_once = PTHREAD_ONCE_INIT;
 
 static void comp_init_once(void)

@@ -76,7 +76,7 @@ static void release_if_idle_locked(struct rbdl_slab *s)
 {
 	struct rbdl_slab_chunk *c = s->chunks;
 
-	if (!s->total || s->depot_count != s->total)
+	if (s->keep || !s->total || s->depot_count != s->total)
 		return;
 	while (c) {
 		struct rbdl_slab_chunk *next = c->next;

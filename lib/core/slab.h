@@ -30,12 +30,14 @@
  * destructor when the thread exits.  Backing chunks are reused while any
  * object of the cache is in use (the working set is bounded by the peak
  * number of I/Os in flight) and unmapped once every object is back in the
- * depot: checked when a thread exits and by rbdl_slab_trim() (image close).
+ * depot: checked when a thread exits and by rbdl_slab_trim() (image close);
+ * never for a cache marked keep (handles the application holds).
  */
 #ifndef RBDL_SLAB_H
 #define RBDL_SLAB_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +52,10 @@ struct rbdl_slab {
 	size_t depot_count;
 	size_t total;		/* objects carved so far */
 	struct rbdl_slab_chunk *chunks;
+	/* Never unmap the chunks: the objects are handles given to the
+	 * application (completions), which may touch one after releasing
+	 * it (a double release is refused, not a fault). */
+	bool keep;
 };
 
 #define RBDL_SLAB_MAX_CACHES 8
@@ -58,6 +64,10 @@ struct rbdl_slab {
  * idempotent through pthread_once in the callers' module init). */
 #define RBDL_SLAB_INIT(nm, sz) \
 	{ .name = (nm), .size = (sz), .lock = PTHREAD_MUTEX_INITIALIZER }
+/* The same, for a cache whose chunks stay mapped (keep). */
+#define RBDL_SLAB_INIT_KEEP(nm, sz) \
+	{ .name = (nm), .size = (sz), .lock = PTHREAD_MUTEX_INITIALIZER, \
+	  .keep = true }
 
 int rbdl_slab_init(struct rbdl_slab *s);
 

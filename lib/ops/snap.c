@@ -240,7 +240,10 @@ int rbdl_maint_snap_create2(struct rbdl_image *img, const char *name,
 	if (r != -ENOENT)
 		goto out;
 	for (int tries = 0;; tries++) {
-		uint8_t in[512];
+		/* Any name length (as librbd): the encoding is the name and
+		 * 32 bytes more. */
+		size_t cap = strlen(name) + 64;
+		uint8_t *in;
 		struct rbdl_enc e;
 		size_t tok;
 
@@ -248,7 +251,13 @@ int rbdl_maint_snap_create2(struct rbdl_image *img, const char *name,
 		r = rados_ioctx_selfmanaged_snap_create(img->rd_io, &snap_id);
 		if (r < 0)
 			goto out;
-		rbdl_enc_init(&e, in, sizeof(in));
+		in = malloc(cap);
+		if (!in) {
+			rados_ioctx_selfmanaged_snap_remove(img->rd_io, snap_id);
+			r = -ENOMEM;
+			goto out;
+		}
+		rbdl_enc_init(&e, in, cap);
 		rbdl_enc_str(&e, name);
 		rbdl_enc_u64(&e, snap_id);
 		tok = rbdl_enc_struct_start(&e, 1, 1);	/* SnapshotNamespace */
@@ -256,6 +265,7 @@ int rbdl_maint_snap_create2(struct rbdl_image *img, const char *name,
 		rbdl_enc_struct_end(&e, tok);
 		r = e.err ? -ENAMETOOLONG
 			  : rbdl_maint_hdr_write(img, "snapshot_add", in, e.len);
+		free(in);
 		if (r == 0)
 			break;
 		rados_ioctx_selfmanaged_snap_remove(img->rd_io, snap_id);

@@ -486,8 +486,8 @@ static void remove_cases(rados_ioctx_t io)
 }
 
 /* rbd_metadata_get/set on a new image: values, -ENOENT, -ERANGE and the
- * size needed, "conf_" overrides (valid, unknown option, bad value),
- * -EROFS on a read-only open. */
+ * size needed, "conf_" overrides (valid, unknown option, bad value), a
+ * key of 2000 bytes, -EROFS on a read-only open. */
 static void metadata_cases(rados_ioctx_t io)
 {
 	static const char *sets[][2] = {
@@ -530,6 +530,22 @@ static void metadata_cases(rados_ioctx_t io)
 		r = rbd_metadata_get(img, gets[i], v, &len);
 		snprintf(n, sizeof(n), "meta-get-short-%s", gets[i]);
 		out(n, "ret=%d len=%zu", r, len);
+	}
+	/* A key of 2000 bytes: set, read back, removed. */
+	{
+		char key[2001];
+
+		memset(key, 'k', sizeof(key) - 1);
+		key[sizeof(key) - 1] = '\0';
+		out("meta-set-long-key", "ret=%d",
+		    rbd_metadata_set(img, key, "long"));
+		len = sizeof(v);
+		memset(v, 0, sizeof(v));
+		r = rbd_metadata_get(img, key, v, &len);
+		out("meta-get-long-key", "ret=%d value=%s len=%zu", r,
+		    r == 0 ? v : "-", len);
+		out("meta-remove-long-key", "ret=%d",
+		    rbd_metadata_remove(img, key));
 	}
 	rbd_close(img);
 	if (rbd_open_read_only(io, "v-meta", &img, NULL) == 0) {

@@ -152,6 +152,10 @@ pair def-create def \
 	create s4 0 0 -5 \
 	write $M4 $M4 2 write 12582912 100000 3 \
 	snaps
+# A 600-byte name: created, renamed, removed (as librbd, no limit of ours).
+LN=$(printf 'n%.0s' {1..600})
+pair def-longname def \
+	create "$LN" 0 getid "$LN" rename "$LN" "${LN}x" remove "${LN}x" 0 snaps
 pair def-rollback def \
 	rollback s1 read 0 $M4 read $M4 $M4 \
 	$E -7 rollback s4 1 -7 $E -3 rollback s4 2 -3 \
