@@ -130,6 +130,14 @@ static size_t encode_invalidate(uint8_t in[24])
 	return e.len;
 }
 
+/* The header's flags as we wrote them: a reload before the next refresh
+ * (a lock re-acquisition) must not trust the map again. */
+static void note_invalid(struct rbdl_image *img)
+{
+	atomic_fetch_or(&img->flags, (uint64_t)(RBD_FLAG_OBJECT_MAP_INVALID |
+						RBD_FLAG_FAST_DIFF_INVALID));
+}
+
 /* Flag the map invalid in the header (synchronous; the lock's task). */
 void rbdl_objmap_invalidate(struct rbdl_image *img, const char *why)
 {
@@ -138,8 +146,65 @@ void rbdl_objmap_invalidate(struct rbdl_image *img, const char *why)
 
 	rbdl_err("image %s: object map %s; flagging it invalid", img->name,
 		 why);
-	rbdl_cls_write(img->md_io, img->header_oid, "rbd", "set_flags", in, n);
+	int r = rbdl_cls_write(img->md_io, img->header_oid, "rbd", "set_flags",
+			       in, n);
+
+	if (r < 0)
+		rbdl_err("image %s: flagging the object map invalid failed "
+			 "(%d)", img->name, r);
 	atomic_store(&img->om->invalid, true);
+	note_invalid(img);
+}
+
+/*
+ * Make bits (n objects, decoded: ours to free; NULL: unusable) the map.
+ * A reload (a lock acquisition, a resize or snapshot op) runs while reads
+ * may look at the map: the bytes are written into the array in place when
+ * they fit, so no array is kept per reload; a larger one is published
+ * instead, and the old one retired until destroy (a reader may still
+ * hold it).  Orders: see struct rbdl_objmap.
+ */
+static void publish(struct rbdl_objmap *om, uint8_t *bits, uint64_t n)
+{
+	size_t bytes = (size_t)((n + 3) / 4);
+
+	pthread_mutex_lock(&om->mu);
+	if (bits && om->bits && bytes <= om->cap) {
+		/* A smaller count first: no reader then looks past it. */
+		if (n < om->nobjs)
+			__atomic_store_n(&om->nobjs, n, __ATOMIC_RELEASE);
+		for (size_t i = 0; i < bytes; i++)
+			__atomic_store_n(&om->bits[i], bits[i],
+					 __ATOMIC_RELAXED);
+		__atomic_store_n(&om->nobjs, n, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&om->mu);
+		free(bits);
+		return;
+	}
+	if (om->bits) {
+		struct rbdl_om_retired *old = malloc(sizeof(*old));
+
+		/* (Without memory for the note the array is left allocated:
+		 * a reader may still hold it.) */
+		if (old) {
+			old->bits = om->bits;
+			old->next = om->old;
+			om->old = old;
+		}
+	}
+	if (bits) {
+		/* A first or larger array: the array, then its count. */
+		__atomic_store_n(&om->bits, bits, __ATOMIC_RELEASE);
+		om->cap = bytes;
+		__atomic_store_n(&om->nobjs, n, __ATOMIC_RELEASE);
+	} else {
+		/* Unusable: no count, then no array (rbdl_objmap_get checks
+		 * both). */
+		__atomic_store_n(&om->nobjs, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&om->bits, NULL, __ATOMIC_RELEASE);
+		om->cap = 0;
+	}
+	pthread_mutex_unlock(&om->mu);
 }
 
 int rbdl_objmap_load(struct rbdl_image *img, uint64_t image_size)
@@ -197,21 +262,7 @@ int rbdl_objmap_load(struct rbdl_image *img, uint64_t image_size)
 			n = 0;
 		}
 	}
-	/* A reload (after a resize or snapshot op) replaces the array while
-	 * reads may be looking at it: keep the old one until destroy. */
-	struct rbdl_om_retired *old = om->bits ? malloc(sizeof(*old)) : NULL;
-
-	pthread_mutex_lock(&om->mu);
-	if (old) {
-		old->bits = om->bits;
-		old->next = om->old;
-		om->old = old;
-	} else {
-		free(om->bits);
-	}
-	om->bits = bits;
-	om->nobjs = n;
-	pthread_mutex_unlock(&om->mu);
+	publish(om, bits, n);
 	atomic_store(&om->loaded, true);
 	return 0;
 }
@@ -262,12 +313,15 @@ static void invalidated_cb(rados_completion_t rc, void *arg)
 {
 	struct rbdl_om_update *rec = arg;
 	struct rbdl_omwaiter *w = rec->wh;
+	int r = rados_aio_get_return_value(rc);
 
 	rados_aio_release(rc);
 	rados_release_write_op(rec->op);
 	free(rec);
-	/* The map is flagged invalid now: the data may go ahead. */
-	release_waiters(w, 0);
+	/* The map is flagged invalid now: the data may go ahead.  If the
+	 * flag could not be written either, nothing would record the
+	 * write: it fails, as librbd's does. */
+	release_waiters(w, r < 0 ? r : 0);
 }
 
 static void update_cb(rados_completion_t rc, void *arg)
@@ -310,6 +364,7 @@ static void update_cb(rados_completion_t rc, void *arg)
 			 " failed (%d); flagging the map invalid",
 			 img->name, rec->objno, r);
 		atomic_store(&om->invalid, true);
+		note_invalid(img);
 		rec->op = rados_create_write_op();
 		if (rec->op &&
 		    rados_aio_create_completion2(rec, invalidated_cb, &rec->rc) ==

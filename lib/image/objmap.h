@@ -49,13 +49,20 @@ struct rbdl_om_retired;
 struct rbdl_objmap {
 	atomic_bool loaded;	/* bits valid (lock held, map loaded) */
 	atomic_bool invalid;	/* OBJECT_MAP_INVALID: never skip on it */
+	/* nobjs and bits: written under mu with release stores (bits
+	 * before a larger nobjs, a smaller nobjs before the bytes change),
+	 * read lock-free with acquire loads (nobjs first): a reader that sees
+	 * an object number below nobjs finds its byte in the array it loads
+	 * next.  A reload writes into the same array when it fits (cap
+	 * bytes), else publishes a larger one and retires the old. */
 	uint64_t nobjs;
 	uint8_t *bits;
+	size_t cap;		/* bytes of bits */
 	char *oid;		/* rbd_object_map.<id> */
 	pthread_mutex_t mu;
 	struct rbdl_om_update *recs;	/* transitions in flight */
-	struct rbdl_om_retired *old;	/* replaced bit arrays, freed at destroy:
-				 * a reader may still hold the old pointer */
+	struct rbdl_om_retired *old;	/* outgrown bit arrays, freed at
+				 * destroy: a reader may still hold one */
 };
 
 /* Allocate img->om (a user's image; a backing image has none). */
@@ -84,12 +91,15 @@ static inline bool rbdl_objmap_trusted(const struct rbdl_objmap *om)
 }
 static inline uint64_t rbdl_objmap_count(const struct rbdl_objmap *om)
 {
-	return rbdl_objmap_ready(om) ? om->nobjs : 0;
+	return rbdl_objmap_ready(om)
+		       ? __atomic_load_n(&om->nobjs, __ATOMIC_ACQUIRE)
+		       : 0;
 }
 /* ready, and the map holds at least one object's state. */
 static inline bool rbdl_objmap_usable(const struct rbdl_objmap *om)
 {
-	return rbdl_objmap_ready(om) && om->bits;
+	return rbdl_objmap_ready(om) &&
+	       __atomic_load_n(&om->bits, __ATOMIC_ACQUIRE);
 }
 /* The HEAD map's object name (rbd_object_map.<id>). */
 static inline const char *rbdl_objmap_oid(const struct rbdl_objmap *om)
@@ -111,13 +121,18 @@ void rbdl_objmap_unload(struct rbdl_image *img);
 static inline uint8_t rbdl_objmap_get(const struct rbdl_objmap *om,
 				      uint64_t objno)
 {
-	if (objno >= om->nobjs)
+	/* Acquire, nobjs then bits: see struct rbdl_objmap. */
+	if (objno >= __atomic_load_n(&om->nobjs, __ATOMIC_ACQUIRE))
+		return RBDL_OBJ_NONEXISTENT;
+	const uint8_t *bits = __atomic_load_n(&om->bits, __ATOMIC_ACQUIRE);
+
+	if (!bits)	/* made unusable meanwhile */
 		return RBDL_OBJ_NONEXISTENT;
 	/* Relaxed: a stale EXISTS is harmless (it only ever moves away from
 	 * EXISTS through a discard of the same object, which the caller's
 	 * own request ordering governs); every other value sends the caller
 	 * to the locked slow path. */
-	uint8_t b = __atomic_load_n(&om->bits[objno / 4], __ATOMIC_RELAXED);
+	uint8_t b = __atomic_load_n(&bits[objno / 4], __ATOMIC_RELAXED);
 
 	return rbdl_om_state(&b, objno % 4);
 }
