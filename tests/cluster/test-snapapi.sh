@@ -394,9 +394,11 @@ fi
 compare oth
 
 # ---- quiesce: a librbd client of each twin answers QUIESCE with -5 ----------
+# (The watchers live 60 s and are killed once the pair ran: both twins, one
+# after the other, run within their lifetime even in the ASan build.)
 mk qui 8M
 for t in L R; do
-	timeout -k 5 60 "$REF" "$POOL" "${PFX}$t-qui" qwatch -5 20 \
+	timeout -k 5 90 "$REF" "$POOL" "${PFX}$t-qui" qwatch -5 60 \
 		>"$TMP/qwatch-$t.out" 2>&1 &
 	BG+=($!)
 done
