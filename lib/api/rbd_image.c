@@ -742,14 +742,9 @@ RBDL_API int rbd_metadata_get(rbd_image_t image, const char *key, char *value,
 	if (r < 0)
 		return r;
 	/* Any key rbd_metadata_set takes (no length limit but the OSD's). */
-	in = malloc(strlen(key) + 8);
-	if (!in)
-		return -ENOMEM;
-	n = rbdl_encode_string(in, strlen(key) + 8, key);
-	if (n < 0) {
-		free(in);
+	n = rbdl_encode_string_alloc(key, &in);
+	if (n < 0)
 		return (int)n;
-	}
 	r = rbdl_cls_read(img->md_io, img->header_oid, "rbd", "metadata_get", in, (size_t)n, &out, &outlen);
 	free(in);
 	if (r < 0)

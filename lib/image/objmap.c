@@ -130,10 +130,12 @@ static size_t encode_invalidate(uint8_t in[24])
 	return e.len;
 }
 
-/* The header's flags as we wrote them: a reload before the next refresh
- * (a lock re-acquisition) must not trust the map again. */
-static void note_invalid(struct rbdl_image *img)
+/* Stop trusting the map, in the handle's flags too (as the header's are
+ * being written): a reload before the next refresh (a lock
+ * re-acquisition) must not trust it again. */
+static void mark_invalid(struct rbdl_image *img)
 {
+	atomic_store(&img->om->invalid, true);
 	atomic_fetch_or(&img->flags, (uint64_t)(RBD_FLAG_OBJECT_MAP_INVALID |
 						RBD_FLAG_FAST_DIFF_INVALID));
 }
@@ -152,8 +154,7 @@ void rbdl_objmap_invalidate(struct rbdl_image *img, const char *why)
 	if (r < 0)
 		rbdl_err("image %s: flagging the object map invalid failed "
 			 "(%d)", img->name, r);
-	atomic_store(&img->om->invalid, true);
-	note_invalid(img);
+	mark_invalid(img);
 }
 
 /*
@@ -363,8 +364,7 @@ static void update_cb(rados_completion_t rc, void *arg)
 		rbdl_err("image %s: object map update of object %" PRIu64
 			 " failed (%d); flagging the map invalid",
 			 img->name, rec->objno, r);
-		atomic_store(&om->invalid, true);
-		note_invalid(img);
+		mark_invalid(img);
 		rec->op = rados_create_write_op();
 		if (rec->op &&
 		    rados_aio_create_completion2(rec, invalidated_cb, &rec->rc) ==

@@ -652,13 +652,12 @@ static int zr_add(struct creq *q, size_t *cap, uint64_t off, uint64_t len)
 	return 0;
 }
 
-/* q's chunks: its range (clipped to the data area), pruned to the
- * discard granularity for a discard. */
-static int zeros_plan(struct creq *q, uint64_t size)
+/* q's chunks: [q->a.off, q->a.off + len) (len clipped to the data
+ * area), pruned to the discard granularity for a discard. */
+static int zeros_plan(struct creq *q, uint64_t len)
 {
 	struct rbdl_image *img = q->img;
 	const struct rbdl_layout *l = &img->layout;
-	uint64_t len = q->a.len < size - q->a.off ? q->a.len : size - q->a.off;
 	uint64_t off = raw_off(q->k, q->a.off);
 	uint64_t g = atomic_load_explicit(&img->discard_granularity,
 					  memory_order_relaxed);
@@ -711,26 +710,23 @@ static int crypt_zeros(struct rbdl_image *img, struct rbdl_crypt *k,
 		       struct rbdl_comp *c, const struct rbdl_io_args *a,
 		       uint64_t size)
 {
+	uint64_t len = a->len < size - a->off ? a->len : size - a->off;
 	struct creq *q = creq_new(img, k, c, a, 0);
 	int r;
 
 	if (!q)
 		return -ENOMEM;
 	q->a.buf = NULL;
-	r = zeros_plan(q, size);
+	r = zeros_plan(q, len);
 	if (r == 0)
 		r = rbdl_comp_arm(c, &img->dl, !c->internal);
 	if (r < 0) {
 		creq_free(q);
 		return r;
 	}
-	/* Every chunk lies in the request's range, clipped to the data
-	 * area as zeros_plan clips it. */
-	q->range.start = down(q->a.off, k->cipher.block);
-	q->range.end = up(q->a.off + (q->a.len < size - q->a.off
-					      ? q->a.len
-					      : size - q->a.off),
-			  k->cipher.block);
+	/* Every chunk lies in the request's (clipped) range. */
+	q->range.start = down(a->off, k->cipher.block);
+	q->range.end = up(a->off + len, k->cipher.block);
 	q->range.grant = zeros_granted;
 	rbdl_crange_acquire(&k->ranges, &q->range);
 	return 0;

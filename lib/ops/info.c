@@ -286,7 +286,6 @@ int rbdl_info_metadata_list(struct rbdl_image *img, const char *start,
 int rbdl_info_metadata_remove(struct rbdl_image *img, const char *key)
 {
 	uint8_t *in;
-	size_t cap;
 	char *out;
 	size_t outlen;
 	long n;
@@ -297,15 +296,9 @@ int rbdl_info_metadata_remove(struct rbdl_image *img, const char *key)
 	r = rbdl_image_maybe_refresh(img);
 	if (r < 0)
 		return r;
-	cap = strlen(key) + 8;
-	in = malloc(cap);
-	if (!in)
-		return -ENOMEM;
-	n = rbdl_encode_string(in, cap, key);
-	if (n < 0) {
-		free(in);
+	n = rbdl_encode_string_alloc(key, &in);
+	if (n < 0)
 		return (int)n;
-	}
 	/* librbd looks the key up first: -ENOENT wins over -EROFS. */
 	r = rbdl_cls_read(img->md_io, img->header_oid, "rbd", "metadata_get",
 			  in, (size_t)n, &out, &outlen);

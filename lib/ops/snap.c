@@ -174,6 +174,45 @@ static int snap_create_from_snap(struct rbdl_image *img, const char *name,
 	return r < 0 ? r : q;
 }
 
+/*
+ * A new snapshot id, and the snapshot added to the header under it
+ * (snapshot_add); -ESTALE (the header's snapshot context moved on): a
+ * new id, up to SNAP_ID_RETRIES times.  A failed id is given back.  Any
+ * name length, as librbd (the input is the name and 26 bytes more).
+ */
+static int snap_add(struct rbdl_image *img, const char *name,
+		    uint64_t *snap_id)
+{
+	size_t cap = strlen(name) + 64;
+	uint8_t *in = malloc(cap);
+	int r = -ENOMEM;
+
+	for (int tries = 0; in; tries++) {
+		struct rbdl_enc e;
+		size_t tok;
+
+		/* Snapshot ids come from the pool holding the data. */
+		r = rados_ioctx_selfmanaged_snap_create(img->rd_io, snap_id);
+		if (r < 0)
+			break;
+		rbdl_enc_init(&e, in, cap);
+		rbdl_enc_str(&e, name);
+		rbdl_enc_u64(&e, *snap_id);
+		tok = rbdl_enc_struct_start(&e, 1, 1);	/* SnapshotNamespace */
+		rbdl_enc_u32(&e, 0);			/* user */
+		rbdl_enc_struct_end(&e, tok);
+		r = e.err ? -ENAMETOOLONG
+			  : rbdl_maint_hdr_write(img, "snapshot_add", in, e.len);
+		if (r == 0)
+			break;
+		rados_ioctx_selfmanaged_snap_remove(img->rd_io, *snap_id);
+		if (r != -ESTALE || tries >= SNAP_ID_RETRIES)
+			break;
+	}
+	free(in);
+	return r;
+}
+
 int rbdl_maint_snap_create2(struct rbdl_image *img, const char *name,
 			    uint32_t flags, rbdl_progress_fn cb, void *arg)
 {
@@ -239,39 +278,9 @@ int rbdl_maint_snap_create2(struct rbdl_image *img, const char *name,
 	}
 	if (r != -ENOENT)
 		goto out;
-	for (int tries = 0;; tries++) {
-		/* Any name length (as librbd): the encoding is the name and
-		 * 32 bytes more. */
-		size_t cap = strlen(name) + 64;
-		uint8_t *in;
-		struct rbdl_enc e;
-		size_t tok;
-
-		/* Snapshot ids come from the pool holding the data. */
-		r = rados_ioctx_selfmanaged_snap_create(img->rd_io, &snap_id);
-		if (r < 0)
-			goto out;
-		in = malloc(cap);
-		if (!in) {
-			rados_ioctx_selfmanaged_snap_remove(img->rd_io, snap_id);
-			r = -ENOMEM;
-			goto out;
-		}
-		rbdl_enc_init(&e, in, cap);
-		rbdl_enc_str(&e, name);
-		rbdl_enc_u64(&e, snap_id);
-		tok = rbdl_enc_struct_start(&e, 1, 1);	/* SnapshotNamespace */
-		rbdl_enc_u32(&e, 0);			/* user */
-		rbdl_enc_struct_end(&e, tok);
-		r = e.err ? -ENAMETOOLONG
-			  : rbdl_maint_hdr_write(img, "snapshot_add", in, e.len);
-		free(in);
-		if (r == 0)
-			break;
-		rados_ioctx_selfmanaged_snap_remove(img->rd_io, snap_id);
-		if (r != -ESTALE || tries >= SNAP_ID_RETRIES)
-			goto out;
-	}
+	r = snap_add(img, name, &snap_id);
+	if (r < 0)
+		goto out;
 	if (rbdl_objmap_usable(img->om)) {
 		int q = snap_create_map(img, snap_id);
 

@@ -384,6 +384,22 @@ long rbdl_encode_string(void *buf, size_t cap, const char *s)
 	return rbdl_enc_len(&e);
 }
 
+long rbdl_encode_string_alloc(const char *s, uint8_t **out)
+{
+	size_t cap = strlen(s) + 4;	/* u32 length, then the bytes */
+	long n;
+
+	*out = malloc(cap);
+	if (!*out)
+		return -ENOMEM;
+	n = rbdl_encode_string(*out, cap, s);
+	if (n < 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return n;
+}
+
 long rbdl_encode_stripe(void *buf, size_t cap, uint64_t su, uint64_t sc)
 {
 	struct rbdl_enc e;

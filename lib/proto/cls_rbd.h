@@ -6,7 +6,8 @@
  * Threading and ownership: pure functions over caller-provided buffers.
  * Decoders that return strings or arrays malloc() them; the caller frees
  * them with the matching *_free() function (also safe after a failure:
- * the output is left zeroed).  Control path only.
+ * the output is left zeroed); rbdl_encode_string_alloc's buffer is freed
+ * with free().  Control path only.
  */
 #ifndef RBDL_PROTO_CLS_RBD_H
 #define RBDL_PROTO_CLS_RBD_H
@@ -124,6 +125,9 @@ long rbdl_encode_dir_entry(void *buf, size_t cap, const char *name,
 			   const char *id);
 /* A single string (set_id, dir_get_id). */
 long rbdl_encode_string(void *buf, size_t cap, const char *s);
+/* The same into a buffer of its size, malloc'ed into *out (any length:
+ * metadata keys); the length, or -ENOMEM (*out NULL). */
+long rbdl_encode_string_alloc(const char *s, uint8_t **out);
 /* child_detach (clone v2, on the parent's header): u64 parent snap id,
  * ChildImageSpec ENCODE_START(2, 1) { s64 pool, string image id, string
  * namespace }. */

@@ -609,9 +609,11 @@ int main(int argc, char **argv)
 		if (multi)
 			printf(":\n");
 		for (int k = 1; k <= n; k++)
-			if (!strncmp(argv[i + k], "end-", 4) &&
-			    rbd_get_size(im, &cur_size) < 0)
-				cur_size = 0;
+			if (!strncmp(argv[i + k], "end-", 4)) {
+				if (rbd_get_size(im, &cur_size) < 0)
+					cur_size = 0;
+				break;
+			}
 		if (!strcmp(c, "read"))
 			r = do_read(im, num(argv[i + 1]), num(argv[i + 2]));
 		else

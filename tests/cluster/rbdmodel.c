@@ -1054,18 +1054,16 @@ static void verify_handle(long op, rbd_image_t h, const char *exp,
     free(buf);
 }
 
-static void op_snap_verify(long op)
+/* Verify a snapshot (diff: always by opening it, with a diff ending at
+ * it -- T_DIFF_AT_SNAP, when missing_type asks for one). */
+static void op_snap_verify(long op, bool diff)
 {
     drain();
     if (M.nsnaps == 0)
         return;
     struct snap *s = &M.snaps[rndn((uint64_t)M.nsnaps)];
     int r;
-    /* The first verification of a run always takes the open-at-snapshot
-     * path with a diff, so every run covers diff_iterate2 at a snapshot
-     * however few verifications the dice give it. */
-    bool first = tcount[T_DIFF_AT_SNAP] == 0;
-    if (first || rndn(2)) {
+    if (diff || rndn(2)) {
         rbd_image_t h;
         setop("snap_verify %s (open at snapshot)",
                  s->name);
@@ -1073,7 +1071,7 @@ static void op_snap_verify(long op)
         if (r < 0)
             failf(op, "rbd_open_read_only at %s: %d", s->name, r);
         verify_handle(op, h, s->data, s->size, "snapshot read");
-        if (first || rndn(2)) {
+        if (diff || rndn(2)) {
             /* a diff ending at this snapshot, from an older one or from
              * nothing */
             struct snap *from = NULL;
@@ -1412,8 +1410,7 @@ static int draw_type(void)
     return T_REOPEN;
 }
 
-/* Run one operation of type t (op_resize and op_snap_verify pick their
- * variant themselves). */
+/* Run one operation of type t (op_resize picks grow or shrink itself). */
 static void run_type(long op, int t)
 {
     switch (t) {
@@ -1430,7 +1427,8 @@ static void run_type(long op, int t)
     case T_FLUSH: case T_AIO_FLUSH: op_flush(op, t); break;
     case T_GROW: case T_SHRINK: op_resize(op); break;
     case T_SNAP_CREATE: op_snap_create(op); break;
-    case T_SNAP_VERIFY: case T_DIFF_AT_SNAP: op_snap_verify(op); break;
+    case T_SNAP_VERIFY: op_snap_verify(op, false); break;
+    case T_DIFF_AT_SNAP: op_snap_verify(op, true); break;
     case T_SNAP_ROLLBACK: op_snap_rollback(op); break;
     case T_SNAP_REMOVE: op_snap_remove(op); break;
     case T_DIFF: op_diff(op); break;
