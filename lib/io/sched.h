@@ -80,6 +80,10 @@ enum {
 	RBDL_SCHED_PASS = 2,	/* the scheduler is off: send it yourself */
 };
 
+/* An op to o's object that the scheduler does not register (a copy-up
+ * alone, or any op while the scheduler is off) is due: the object's runs go first. */
+void rbdl_sched_barrier(struct rbdl_objreq *o);
+
 /* The slow half of rbdl_sched_write: o's count is in its slot, which
  * held something already. */
 int rbdl_sched_write_busy(struct rbdl_objreq *o);
@@ -120,8 +124,12 @@ static inline int rbdl_sched_write(struct rbdl_objreq *o)
 	int r;
 
 	if (!atomic_load_explicit(&o->req->img->sched.on,
-				  memory_order_relaxed))
+				  memory_order_relaxed)) {
+		/* Runs held before a refresh turned the scheduler off go
+		 * first: o must not overtake them. */
+		rbdl_sched_barrier(o);
 		return RBDL_SCHED_PASS;
+	}
 	/* Relaxed: see the protocol above (the mutex hands runs over). */
 	if (atomic_fetch_add_explicit(rbdl_sched_slot(o), 1,
 				      memory_order_relaxed))
@@ -134,9 +142,6 @@ static inline int rbdl_sched_write(struct rbdl_objreq *o)
 	return r < 0 ? r : RBDL_SCHED_SENT;
 }
 
-/* An op to o's object that the scheduler does not register (a copy-up
- * alone) is due: the object's runs go first. */
-void rbdl_sched_barrier(struct rbdl_objreq *o);
 
 /* The slow half of rbdl_sched_read (runs are held in o's slot). */
 void rbdl_sched_read_held(struct rbdl_objreq *o);

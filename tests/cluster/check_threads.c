@@ -7,7 +7,9 @@
  * needing a lock hand-over from another handle completes (the callback
  * lane waits while the internal lane does the hand-over); and aio
  * submissions while a header refresh is due and cannot finish (OSDs
- * paused) return at once and run in order after it.
+ * paused) return at once and run in order after it; and a refresh that
+ * turns the I/O scheduler off sends the writes it holds before any later
+ * write.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include <rbd/librbd.h>
+#include <rbdlite.h>
 
 #include "harness.h"
 
@@ -315,6 +318,136 @@ START_TEST(test_submit_during_refresh_does_not_wait)
 }
 END_TEST
 
+static uint64_t sched_runs(void)
+{
+	struct rbdlite_stats st;
+
+	ck_assert_int_eq(rbdlite_get_stats(&st, sizeof(st)), 0);
+	return st.sched_runs;
+}
+
+/* Unblocks the data pool after 60 s if the test did not. */
+static char pool_watchdog_cmd[256];
+
+static void *pool_watchdog(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 600 && !atomic_load(&watchdog_stop); i++)
+		usleep(100 * 1000);
+	if (!atomic_load(&watchdog_stop)) {
+		atomic_store(&watchdog_fired, 1);
+		th_sh("%s", pool_watchdog_cmd);
+	}
+	return NULL;
+}
+
+/*
+ * A refresh turns the I/O scheduler off (conf_rbd_io_scheduler=none in
+ * the image's metadata, written behind its back, then a HEADER_UPDATE)
+ * while a write is held behind an op in flight (the cache off; the
+ * image's data pool mapped to no OSD, so its ops wait while the header
+ * pool works): a later write overlapping the held one sends it first, so
+ * the later data is what lands.
+ */
+START_TEST(test_sched_off_by_refresh_keeps_held_order)
+{
+	const char *name = th_name("qschedoff");
+	char pool[64], pa[4096], pb[4096], pc[4096], back[4096], id[64],
+		oid[96];
+	const char *key = "metadata_conf_rbd_io_scheduler", *val = "none";
+	size_t vlen = strlen(val);
+	struct rbdlite_stats st0, st1;
+	rbd_completion_t c[3];
+	rbd_image_options_t o;
+	rados_write_op_t op;
+	rbd_image_t a;
+	uint64_t runs;
+	pthread_t wd;
+
+	snprintf(pool, sizeof(pool), "qschedoff-%d", (int)getpid());
+	ck_assert_int_eq(th_sh("ceph osd crush add-bucket qnowhere root "
+			       ">/dev/null 2>&1 && ceph osd crush rule "
+			       "create-replicated qnowhere qnowhere osd "
+			       ">/dev/null 2>&1 && ceph osd pool create %s 8 8 "
+			       ">/dev/null 2>&1 && ceph osd pool application "
+			       "enable %s rbd >/dev/null 2>&1",
+			       pool, pool),
+			 0);
+	rbd_image_options_create(&o);
+	ck_assert_int_eq(rbd_image_options_set_uint64(o,
+			RBD_IMAGE_OPTION_FEATURES, RBD_FEATURE_LAYERING), 0);
+	ck_assert_int_eq(rbd_image_options_set_uint64(o,
+			RBD_IMAGE_OPTION_ORDER, 22), 0);
+	ck_assert_int_eq(rbd_image_options_set_string(o,
+			RBD_IMAGE_OPTION_DATA_POOL, pool), 0);
+	ck_assert_int_eq(rbd_create4(t.io, name, 8 << 20, o), 0);
+	rbd_image_options_destroy(o);
+	ck_assert_int_eq(rbd_open(t.io, name, &a, NULL), 0);
+	ck_assert_int_eq(rbd_metadata_set(a, "conf_rbd_cache", "false"), 0);
+	ck_assert_int_eq(rbd_close(a), 0);
+	ck_assert_int_eq(rbd_open(t.io, name, &a, NULL), 0);
+	memset(pa, 'a', sizeof(pa));
+	memset(pb, 'b', sizeof(pb));
+	memset(pc, 'c', sizeof(pc));
+	/* Ten finished ops before the scheduler holds anything. */
+	for (int i = 0; i < 12; i++)
+		ck_assert_int_eq(rbd_write(a, 0, sizeof(pa), pa), sizeof(pa));
+	ck_assert_int_eq(rbd_get_id(a, id, sizeof(id)), 0);
+	snprintf(oid, sizeof(oid), "rbd_header.%s", id);
+	op = rados_create_write_op();
+	rados_write_op_omap_set(op, &key, &val, &vlen, 1);
+	ck_assert_int_eq(rados_write_op_operate(op, t.io, oid, NULL, 0), 0);
+	rados_release_write_op(op);
+
+	snprintf(pool_watchdog_cmd, sizeof(pool_watchdog_cmd),
+		 "ceph osd pool set %s crush_rule replicated_rule "
+		 ">/dev/null 2>&1", pool);
+	atomic_store(&watchdog_stop, 0);
+	pthread_create(&wd, NULL, pool_watchdog, NULL);
+	ck_assert_int_eq(th_sh("ceph osd pool set %s crush_rule qnowhere "
+			       ">/dev/null 2>&1", pool),
+			 0);
+	/* The client holds the data pool's ops once it has the map. */
+	ck_assert_int_eq(rados_wait_for_latest_osdmap(t.cluster), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &c[i]), 0);
+	ck_assert_int_eq(rbdlite_get_stats(&st0, sizeof(st0)), 0);
+	ck_assert_int_eq(rbd_aio_write(a, 0, sizeof(pa), pa, c[0]), 0);
+	ck_assert_int_eq(rbd_aio_write(a, 8192, sizeof(pb), pb, c[1]), 0);
+	ck_assert_int_eq(rbdlite_get_stats(&st1, sizeof(st1)), 0);
+	ck_assert_uint_eq(st1.sched_held, st0.sched_held + 1);
+	/* The refresh is due once the notification returns (a watcher
+	 * marks it before acking). */
+	ck_assert_int_eq(rados_notify2(t.io, oid, NULL, 0, 10000, NULL, NULL),
+			 0);
+	ck_assert_int_eq(rbd_aio_write(a, 8192, sizeof(pc), pc, c[2]), 0);
+	/* The held run goes before c's write, while a's op still waits. */
+	runs = st1.sched_runs;
+	for (int i = 0; i < 100 && sched_runs() == runs; i++)
+		usleep(50 * 1000);
+	ck_assert_uint_eq(sched_runs(), runs + 1);
+	ck_assert_int_eq(rbd_aio_is_complete(c[0]), 0);
+	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	ck_assert_int_eq(th_sh("%s", pool_watchdog_cmd), 0);
+	atomic_store(&watchdog_stop, 1);
+	pthread_join(wd, NULL);
+	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(rbd_aio_wait_for_complete(c[i]), 0);
+		ck_assert_int_eq(rbd_aio_get_return_value(c[i]), 0);
+		rbd_aio_release(c[i]);
+	}
+	ck_assert_int_eq(rbd_read(a, 8192, sizeof(back), back), sizeof(back));
+	ck_assert_mem_eq(back, pc, sizeof(back));
+	ck_assert_int_eq(rbd_close(a), 0);
+	ck_assert_int_eq(rbd_remove(t.io, name), 0);
+	ck_assert_int_eq(th_sh("ceph osd pool rm %s %s "
+			       "--yes-i-really-really-mean-it >/dev/null 2>&1",
+			       pool, pool),
+			 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("Threads");
@@ -325,6 +458,7 @@ int main(void)
 	tcase_add_test(tc, test_many_images_two_threads);
 	tcase_add_test(tc, test_callback_sync_write_takes_lock_over);
 	tcase_add_test(tc, test_submit_during_refresh_does_not_wait);
+	tcase_add_test(tc, test_sched_off_by_refresh_keeps_held_order);
 	suite_add_tcase(s, tc);
 	return th_run(s);
 }
