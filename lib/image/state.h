@@ -125,6 +125,9 @@ struct rbdl_wa {
 	_Atomic(struct rbdl_comp *) acks;
 	struct rbdl_ctl_task ack_task;
 	atomic_bool ack_live;	/* set (release) under mu once ack_task is */
+	/* ack_task runs holding acknowledgements it took from acks and has
+	 * not yet completed (seq_cst, writearound.c's flush order). */
+	atomic_uint ack_busy;
 };
 
 /*

@@ -85,25 +85,17 @@ static void flush_check(struct rbdl_image *img, bool deferred)
 			atomic_store(&fq->active, false);
 		}
 		pthread_mutex_unlock(&fq->lock);
-		if (list)
-			rbdl_wa_acks_before_flush(img, deferred);
-		while (list) {
-			struct rbdl_comp *n = list->dnext;
-
-			/* An application's flush reports what the writes
-			 * acknowledged early before it met (writearound.c). */
-			long r = 0;
-
-			if (list->user_flush) {
-				r = err ? err : lost;
+		/* An application's flush reports what the writes
+		 * acknowledged early before it met (writearound.c). */
+		for (struct rbdl_comp *c = list; c; c = c->dnext) {
+			c->rval = 0;
+			if (c->user_flush) {
+				c->rval = err ? err : lost;
 				err = 0;
 			}
-			if (deferred)
-				rbdl_comp_complete_deferred(list, r, img->defer_io);
-			else
-				rbdl_comp_complete(list, r);
-			list = n;
 		}
+		if (list)
+			rbdl_wa_flushes_complete(img, list, deferred);
 		pthread_mutex_lock(&fq->lock);
 	}
 	pthread_mutex_unlock(&fq->lock);

@@ -42,10 +42,12 @@ void rbdl_flush_late_error(struct rbdl_image *img, long r);
  * requests before it drained. */
 void rbdl_flush_submit(struct rbdl_image *img, struct rbdl_comp *c);
 
-/* writearound.c: before flushes complete, deliver now the early
- * acknowledgements still waiting for the callback lane, so that every
- * write acknowledged before a flush completes before it, as in librbd
- * (deferred: through librados' finisher, as the flushes then are). */
-void rbdl_wa_acks_before_flush(struct rbdl_image *img, bool deferred);
+/* writearound.c: complete the flushes of list (through dnext, oldest
+ * first, each with its result in rval) after every early acknowledgement
+ * made before them, as in librbd: here (deferred: through librados'
+ * finisher), or, while acknowledgements wait for the callback lane or it
+ * is delivering some, on that lane behind them. */
+void rbdl_wa_flushes_complete(struct rbdl_image *img, struct rbdl_comp *list,
+			      bool deferred);
 
 #endif /* RBDL_IO_FLUSH_H */

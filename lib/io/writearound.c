@@ -49,7 +49,9 @@
  * generation of the flush barrier it counts in (rbdl_flush_op_error), and
  * the application's flush that waits for that generation reports it, so
  * every flush after a failed write acknowledged early reports an error
- * (flush.c).
+ * (flush.c).  Callbacks: a flush's comes after those of the writes
+ * acknowledged before it, also when the callback lane is still
+ * delivering them (rbdl_wa_flushes_complete).
  *
  * Threading: rbdl_wa_begin runs on the submitter (or the thread that
  * resumed the request), rbdl_wa_end on the thread that finished it; both
@@ -275,10 +277,10 @@ void rbdl_wa_end(struct rbdl_req *req, ssize_t rval, bool in_submit)
 /* Take what is stacked on wa->acks, oldest first (NULL: nothing). */
 static struct rbdl_comp *acks_take(struct rbdl_wa *wa)
 {
-	/* Acquire: pairs with the pushes' release, for each completion's
-	 * armed state. */
-	struct rbdl_comp *c = atomic_exchange_explicit(&wa->acks, NULL,
-						       memory_order_acquire);
+	/* seq_cst (acquire would do for the pushes' release, each
+	 * completion's armed state): ordered against ack_busy, see
+	 * rbdl_wa_flushes_complete. */
+	struct rbdl_comp *c = atomic_exchange(&wa->acks, NULL);
 	struct rbdl_comp *fifo = NULL;
 
 	while (c) {	/* the stack is newest first */
@@ -291,7 +293,8 @@ static struct rbdl_comp *acks_take(struct rbdl_wa *wa)
 	return fifo;
 }
 
-/* Complete a list of acks_take with 0: here, or through librados'
+/* Complete a list of acks_take, each with its rval (0 for an
+ * acknowledgement, a flush's result): here, or through librados'
  * finisher when defer_io is set (inside a submit call). */
 static void acks_complete(struct rbdl_comp *fifo, rados_ioctx_t defer_io)
 {
@@ -299,27 +302,83 @@ static void acks_complete(struct rbdl_comp *fifo, rados_ioctx_t defer_io)
 		struct rbdl_comp *next = fifo->dnext;
 
 		if (defer_io)
-			rbdl_comp_complete_deferred(fifo, 0, defer_io);
+			rbdl_comp_complete_deferred(fifo, fifo->rval, defer_io);
 		else
-			rbdl_comp_complete(fifo, 0);
+			rbdl_comp_complete(fifo, fifo->rval);
 		fifo = next;
 	}
 }
 
-void rbdl_wa_acks_before_flush(struct rbdl_image *img, bool deferred)
+/* Push c onto wa->acks (armed, rval set): true if the stack was empty
+ * (the pusher kicks the task). */
+static bool acks_push(struct rbdl_wa *wa, struct rbdl_comp *c)
 {
-	/* Relaxed: a stale empty answer only means no ack was pushed before
-	 * the flush's own writes finished (pushes happen at submission). */
-	if (atomic_load_explicit(&img->wa.acks, memory_order_relaxed))
-		acks_complete(acks_take(&img->wa),
-			      deferred ? img->defer_io : NULL);
+	/* Release: the task sees the completion as armed (acks_take). */
+	struct rbdl_comp *head = atomic_load_explicit(&wa->acks,
+						      memory_order_relaxed);
+
+	do
+		c->dnext = head;
+	while (!atomic_compare_exchange_weak_explicit(
+		&wa->acks, &head, c, memory_order_release,
+		memory_order_relaxed));
+	return !head;
+}
+
+/* Kick the task after a push onto an empty stack.  Only the push onto an
+ * empty stack kicks: a non-empty one was pushed onto empty by a kicker
+ * whose task has not taken it yet (ack_run takes the whole stack, so a
+ * later push finds it empty and kicks again).  If no lane thread can
+ * run, librados' threads deliver what is stacked (a later run of the
+ * task finds less). */
+static void acks_kick(struct rbdl_image *img)
+{
+	if (rbdl_ctl_kick(&img->wa.ack_task) < 0)
+		acks_complete(acks_take(&img->wa), img->defer_io);
+}
+
+/*
+ * Flush order: a flush completes after every acknowledgement made before
+ * it.  Those wait on the stack or are being completed by ack_run, which
+ * counts itself in ack_busy before it takes the stack (both seq_cst).
+ * The flush looks at the stack, then at ack_busy (seq_cst): if the task
+ * took the acknowledgements before the flush looked, the flush sees it
+ * busy (or done with them: they are in the image's delivery order
+ * already); otherwise it sees them on the stack.  Either way it goes on
+ * the stack behind them and the lane delivers it after them; only when
+ * neither holds anything does it complete here.
+ */
+void rbdl_wa_flushes_complete(struct rbdl_image *img, struct rbdl_comp *list,
+			      bool deferred)
+{
+	struct rbdl_wa *wa = &img->wa;
+
+	if (atomic_load(&wa->acks) || atomic_load(&wa->ack_busy)) {
+		bool kick = false;
+
+		/* Both imply the lane task is set up (rbdl_wa_ack_comp). */
+		while (list) {
+			struct rbdl_comp *n = list->dnext;
+
+			kick |= acks_push(wa, list);
+			list = n;
+		}
+		if (kick)
+			acks_kick(img);
+		return;
+	}
+	acks_complete(list, deferred ? img->defer_io : NULL);
 }
 
 /* The callback lane's task: deliver the acknowledgements pushed. */
 static void ack_run(struct rbdl_ctl_task *t)
 {
-	acks_complete(acks_take(container_of(t, struct rbdl_wa, ack_task)),
-		      NULL);
+	struct rbdl_wa *wa = container_of(t, struct rbdl_wa, ack_task);
+
+	/* seq_cst, before the take: see rbdl_wa_flushes_complete. */
+	atomic_fetch_add(&wa->ack_busy, 1);
+	acks_complete(acks_take(wa), NULL);
+	atomic_fetch_sub(&wa->ack_busy, 1);
 }
 
 void rbdl_wa_ack(struct rbdl_req *req, bool in_submit)
@@ -360,7 +419,6 @@ void rbdl_wa_ack_comp(struct rbdl_image *img, struct rbdl_comp *c,
 		      bool in_submit)
 {
 	struct rbdl_wa *wa = &img->wa;
-	struct rbdl_comp *head;
 
 	if (!in_submit) {
 		rbdl_comp_complete(c, 0);
@@ -377,20 +435,9 @@ void rbdl_wa_ack_comp(struct rbdl_image *img, struct rbdl_comp *c,
 		}
 		pthread_mutex_unlock(&wa->mu);
 	}
-	/* Release: the task sees the completion as armed (acks_take). */
-	head = atomic_load_explicit(&wa->acks, memory_order_relaxed);
-	do
-		c->dnext = head;
-	while (!atomic_compare_exchange_weak_explicit(
-		&wa->acks, &head, c, memory_order_release,
-		memory_order_relaxed));
-	/* Only the push onto an empty stack kicks: a non-empty one was
-	 * pushed onto empty by a kicker whose task has not taken it yet
-	 * (ack_run takes the whole stack, so a later push finds it empty
-	 * and kicks again).  If no lane thread can run, librados' threads
-	 * deliver what is stacked (a later run of the task finds less). */
-	if (!head && rbdl_ctl_kick(&wa->ack_task) < 0)
-		acks_complete(acks_take(wa), img->defer_io);
+	c->rval = 0;
+	if (acks_push(wa, c))
+		acks_kick(img);
 }
 
 void rbdl_wa_user_flush(struct rbdl_image *img)

@@ -3,7 +3,8 @@
  * librbdlite's own machinery can break: striped and data-pool round trips
  * with odd iovecs and sizes up to many MiB, several threads submitting to
  * one image, callbacks off the submitting thread and serialized, release
- * inside the callback, eventfd counts under load, flush as a barrier, and
+ * inside the callback, eventfd counts under load, flush as a barrier (and
+ * after the callbacks of early-acknowledged writes), and
  * the snapshot context: a snapshot taken by the rbd CLI while librbdlite
  * holds the image open keeps its data (header watch + refresh).
  */
@@ -417,6 +418,80 @@ START_TEST(test_flush_is_a_barrier)
 }
 END_TEST
 
+/* Callback order of test_flush_after_early_acks: each records its turn;
+ * the first two hold the callback lane for a while. */
+struct ordercheck {
+	atomic_int next;
+	int turn[4];
+};
+
+struct orderarg {
+	struct ordercheck *o;
+	int who, sleep_ms;
+};
+
+static void order_cb(rbd_completion_t c, void *arg)
+{
+	struct orderarg *a = arg;
+
+	(void)c;
+	a->o->turn[a->who] = atomic_fetch_add(&a->o->next, 1);
+	usleep((useconds_t)a->sleep_ms * 1000);
+}
+
+/*
+ * A flush's callback comes after those of the writes acknowledged early
+ * before it, even when the callback lane is part-way through delivering
+ * them: w0's callback keeps the lane busy while w1 and w2 are acknowledged
+ * (so the lane takes both at once), w1's callback keeps it busy again
+ * while the flush, submitted after every write finished, completes.
+ * Callbacks run in the order w0, w1, w2, flush.
+ */
+START_TEST(test_flush_after_early_acks)
+{
+	const char *name = th_name("ackorder");
+	struct ordercheck o = { 0 };
+	struct orderarg args[4] = {
+		{ &o, 0, 100 }, { &o, 1, 300 }, { &o, 2, 0 }, { &o, 3, 0 },
+	};
+	rbd_completion_t c[4];
+	rbd_image_t img;
+	char buf[4096];
+
+	th_create(&t, name, 16 << 20, "--image-feature layering");
+	ck_assert_int_eq(th_sh("rbd config image set %s/%s rbd_cache true",
+			       t.pool, name), 0);
+	ck_assert_int_eq(rbd_open(t.io, name, &img, NULL), 0);
+	/* Write-around acknowledges early from the first flush on. */
+	ck_assert_int_eq(rbd_flush(img), 0);
+	th_fill(buf, sizeof(buf), 3);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(rbd_aio_create_completion(&args[i], order_cb,
+							   &c[i]), 0);
+	ck_assert_int_eq(rbd_aio_write(img, 0, sizeof(buf), buf, c[0]), 0);
+	usleep(30 * 1000);	/* the lane is in w0's callback */
+	ck_assert_int_eq(rbd_aio_write(img, 1 << 20, sizeof(buf), buf, c[1]), 0);
+	ck_assert_int_eq(rbd_aio_write(img, 2 << 20, sizeof(buf), buf, c[2]), 0);
+	usleep(200 * 1000);	/* the lane is in w1's callback */
+	ck_assert_int_eq(rbd_aio_flush(img, c[3]), 0);
+	for (int i = 0; i < 4; i++) {
+		rbd_aio_wait_for_complete(c[i]);
+		ck_assert_int_eq(rbd_aio_get_return_value(c[i]), 0);
+	}
+	/* wait_for_complete returns once the state is set, after the
+	 * callback: every turn is recorded. */
+	for (int i = 0; i < 4; i++) {
+		ck_assert_msg(o.turn[i] == i,
+			      "callback %d ran %d-th (w0 %d, w1 %d, w2 %d, "
+			      "flush %d)", i, o.turn[i], o.turn[0], o.turn[1],
+			      o.turn[2], o.turn[3]);
+		rbd_aio_release(c[i]);
+	}
+	rbd_close(img);
+	th_remove(&t, name);
+}
+END_TEST
+
 /*
  * The simple I/O scheduler (lib/io/sched.h), with write-around off so that
  * each write stays in flight until the OSD has it: N writes submitted back
@@ -594,6 +669,7 @@ int main(void)
 	tcase_add_test(tc, test_callbacks_threads_and_events);
 	tcase_add_test(tc, test_many_threads_one_image);
 	tcase_add_test(tc, test_flush_is_a_barrier);
+	tcase_add_test(tc, test_flush_after_early_acks);
 	tcase_add_test(tc, test_scheduler_holds_and_merges);
 	tcase_add_test(tc, test_snapshot_while_open_keeps_data);
 	tcase_add_test(tc, test_resize_by_other_client_seen);
