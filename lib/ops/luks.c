@@ -31,11 +31,14 @@
 #include "image/refresh.h"
 #include "io/io.h"
 
-/* What librbd reads first, and at most, while looking for the header and
- * the keyslot (LoadRequest: it retries with more when libcryptsetup
- * fails). */
+/* What is read first, and at most, while looking for the header and the
+ * keyslot, retrying with more when libcryptsetup fails (librbd's
+ * LoadRequest reads 288 KiB, 4 MiB, then up to the data offset); the
+ * most is the header file's size, what libcryptsetup needs for a LUKS2
+ * header and its keyslots (2 x 4 MiB of metadata + 128 MiB). */
 #define LUKS_FIRST_READ (1u << 20)
 #define LUKS_MAX_READ (136ull << 20)
+#define LUKS_READ_PIECE (8u << 20)	/* hdr_feed's buffer */
 
 /* The header as libcryptsetup sees it: an anonymous memory file. */
 struct hdr {
@@ -145,32 +148,44 @@ static void install(struct rbdl_image *img, struct rbdl_crypt *k)
 	atomic_store_explicit(&img->crypt, k, memory_order_release);
 }
 
-/* Read image bytes [h->have, end) into the header file. */
+/* Read image bytes [h->have, end) into the header file, in pieces of
+ * LUKS_READ_PIECE, never past LUKS_MAX_READ: no keyslot libcryptsetup
+ * writes lies further (librbd reads up to the header's data offset, which
+ * a damaged header can put anywhere). */
 static int hdr_feed(struct rbdl_image *img, struct hdr *h, uint64_t end)
 {
 	uint64_t size = atomic_load_explicit(&img->size, memory_order_acquire);
+	char *buf;
 
 	if (end > size)
 		end = size;
+	if (end > LUKS_MAX_READ)
+		end = LUKS_MAX_READ;
 	if (end <= h->have)
 		return 0;
-	size_t len = (size_t)(end - h->have);
-	char *buf = malloc(len);
-
+	buf = malloc(LUKS_READ_PIECE);
 	if (!buf)
 		return -ENOMEM;
-	struct rbdl_io_args a = {
-		.op = RBDL_OP_READ, .off = h->have, .len = len, .buf = buf,
-		.raw = true,
-	};
-	ssize_t r = rbdl_io_sync(img, &a);
+	while (h->have < end) {
+		uint64_t left = end - h->have;
+		size_t len = left < LUKS_READ_PIECE ? (size_t)left
+						    : LUKS_READ_PIECE;
+		struct rbdl_io_args a = {
+			.op = RBDL_OP_READ, .off = h->have, .len = len,
+			.buf = buf, .raw = true,
+		};
+		ssize_t r = rbdl_io_sync(img, &a);
 
-	if (r >= 0 && pwrite(h->fd, buf, (size_t)r, (off_t)h->have) != r)
-		r = -EIO;
+		if (r >= 0 && pwrite(h->fd, buf, (size_t)r,
+				     (off_t)h->have) != r)
+			r = -EIO;
+		if (r <= 0) {
+			free(buf);
+			return r < 0 ? (int)r : 0;
+		}
+		h->have += (uint64_t)r;
+	}
 	free(buf);
-	if (r < 0)
-		return (int)r;
-	h->have += (uint64_t)r;
 	return 0;
 }
 

@@ -37,6 +37,9 @@
 #    16.2.15 reports a size wrapped below zero (2^64 - ...) and librbdlite
 #    a size of 0, so there librbdlite is checked on its own: the load
 #    succeeds, the size is 0 and nothing is written.
+# 4. A LUKS1 data offset far out on a 2 TiB image with a wrong passphrase:
+#    librbdlite answers -EPERM without reading up to it (librbdlite only:
+#    librbd reads the whole 1 TiB).
 #
 # Needs the test cluster's environment (make check, or
 # tests/cluster/cluster-test.sh, sets it).  Exit status 0 when every check
@@ -231,4 +234,34 @@ EXPECT=0 corrupt luks1 payload-zero 104 00000000
 EXPECT=0 corrupt luks1 payload-past-end 104 7fffffff
 rbd rm "$POOL/xh-$$-luks1" >/dev/null 2>&1
 rbd rm "$POOL/xh-$$-luks2" >/dev/null 2>&1
+
+# 4. A LUKS1 data offset far out (2^31 - 1 sectors, about 1 TiB) on a
+# 2 TiB image, loaded with a wrong passphrase: librbd 16.2.15 looks for the
+# keyslot up to the data offset (a 1 TiB read), librbdlite no further than
+# libcryptsetup's keyslots reach (136 MiB), so it answers -EPERM, as for
+# any wrong passphrase, not -ENOMEM; librbdlite only.
+far=xf-$$
+if rbd create --size 2T "$POOL/$far" >/dev/null 2>&1; then
+    op ref "$far" luksformat luks1 aes256 cpass >"$TMP/far-fmt"
+    grep -qx "exit 0" "$TMP/far-fmt" || fail "far payload: librbd formats" "$(cat "$TMP/far-fmt")"
+    obj=$(rbd info --format json "$POOL/$far" | python3 -c \
+        'import json, sys; print(json.load(sys.stdin)["block_name_prefix"])').0000000000000000
+    if rados -p "$POOL" get "$obj" "$TMP/far-obj"; then
+        patch "$TMP/far-obj" 104 7fffffff
+        rados -p "$POOL" put "$obj" "$TMP/far-obj" || fail "far payload: put $obj" "rados put failed"
+        op lite "$far" expect -1 luksload luks1 wrongpass >"$TMP/far-lite"
+        grep -qx "luksload luks1 wrongpass = -1" "$TMP/far-lite" && grep -qx "exit 0" "$TMP/far-lite" &&
+            pass "far payload, wrong passphrase: -EPERM without reading to the data offset" ||
+            fail "far payload, wrong passphrase: -EPERM" "$(cat "$TMP/far-lite")"
+        op lite "$far" luksload luks1 cpass size >"$TMP/far-ok"
+        grep -qx "  size=$(( (2 << 40) - (0x7fffffff << 9) ))" "$TMP/far-ok" && grep -qx "exit 0" "$TMP/far-ok" &&
+            pass "far payload, right passphrase: loads, size 2 TiB less the offset" ||
+            fail "far payload, right passphrase: loads" "$(cat "$TMP/far-ok")"
+    else
+        fail "far payload: get $obj" "rados get failed"
+    fi
+    rbd rm "$POOL/$far" >/dev/null 2>&1
+else
+    fail "far payload: create" "rbd create --size 2T failed"
+fi
 rbdl_summary

@@ -90,39 +90,50 @@ free_port() {
 
 T() { timeout -k 5 30 tgtadm -C "$CPORT" "$@"; }
 
-# start_tgtd MODE: tgtd for MODE; sets TGTPID, CPORT, PORT.
+# start_tgtd MODE: tgtd for MODE; sets TGTPID, CPORT, PORT.  The portal
+# port is free when chosen, not reserved: if tgtd exits at once (another
+# process took a port meanwhile), it is started again on new ports, up to
+# three times.
 start_tgtd() {
-    local mode=$1 i
+    local mode=$1 i try
     local -a pre=()
-    for ((i = 0; i < 50; i++)); do
-        CPORT=$((2000 + RANDOM % 30000))
-        [[ -e /run/tgtd/socket.$CPORT || -e /run/tgtd/socket.$CPORT.lock ]] || break
-    done
-    PORT=$(free_port) || { fail "$mode: tgtd-start" "no free TCP port"; return 1; }
     case $mode in
     preload) pre=("${WRAPPED[@]}") ;;
     substitute) pre=(env ${SANRT:+LD_PRELOAD="$SANRT"} "${SAN_ENV[@]}" LD_LIBRARY_PATH="$DROPIN_DIR") ;;
     librbd) pre=(env) ;;
     esac
     mkdir -p "$D/ld"
-    (exec env -u LD_PRELOAD -u LD_LIBRARY_PATH LD_DEBUG=bindings,files LD_DEBUG_OUTPUT="$D/ld/b" \
-        "${pre[@]}" tgtd -f -C "$CPORT" --iscsi portal="127.0.0.1:$PORT") >"$D/tgtd.log" 2>&1 &
-    TGTPID=$!
-    for ((i = 0; i < 100; i++)); do
-        if T --op show --mode sys >/dev/null 2>&1; then
-            pass "$mode: tgtd (pid $TGTPID, control port $CPORT, portal 127.0.0.1:$PORT) started"
-            return 0
+    for ((try = 1; try <= 3; try++)); do
+        for ((i = 0; i < 50; i++)); do
+            CPORT=$((2000 + RANDOM % 30000))
+            [[ -e /run/tgtd/socket.$CPORT || -e /run/tgtd/socket.$CPORT.lock ]] || break
+        done
+        PORT=$(free_port) || { fail "$mode: tgtd-start" "no free TCP port"; return 1; }
+        (exec env -u LD_PRELOAD -u LD_LIBRARY_PATH LD_DEBUG=bindings,files LD_DEBUG_OUTPUT="$D/ld/b" \
+            "${pre[@]}" tgtd -f -C "$CPORT" --iscsi portal="127.0.0.1:$PORT") >"$D/tgtd.log" 2>&1 &
+        TGTPID=$!
+        for ((i = 0; i < 100; i++)); do
+            if T --op show --mode sys >/dev/null 2>&1; then
+                pass "$mode: tgtd (pid $TGTPID, control port $CPORT, portal 127.0.0.1:$PORT) started"
+                return 0
+            fi
+            kill -0 "$TGTPID" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$TGTPID" 2>/dev/null; then
+            fail "$mode: tgtd-start" "tgtadm -C $CPORT --op show --mode sys: no answer within 10 s"
+            break
         fi
-        kill -0 "$TGTPID" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$TGTPID" 2>/dev/null; then
-        fail "$mode: tgtd-start" "tgtadm -C $CPORT --op show --mode sys: no answer within 10 s"
-    else
         wait "$TGTPID" 2>/dev/null
-        fail "$mode: tgtd-start" "tgtd exited at once ($(rbdl_rc_text $?))"
+        local rc=$?
         TGTPID=
-    fi
+        if ((try < 3)); then
+            echo "# $mode: tgtd exited at once ($(rbdl_rc_text $rc)), try $try of 3; new ports" >&2
+            show_log "$D/tgtd.log"
+            continue
+        fi
+        fail "$mode: tgtd-start" "tgtd exited at once, three times ($(rbdl_rc_text $rc))"
+    done
     show_log "$D/tgtd.log"
     return 1
 }
