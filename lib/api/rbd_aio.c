@@ -260,6 +260,11 @@ static int caw_args(struct rbdl_io_args *a, uint64_t off, size_t len,
 {
 	if (len && (!cmp_buf || !buf))
 		return -EINVAL;
+	/* Beyond this the data path's sums of offsets and the compare
+	 * length (not clipped at the image end, request.h) could wrap;
+	 * librbd aborts copying such a buffer. */
+	if (len > SSIZE_MAX)
+		return -EINVAL;
 	*a = (struct rbdl_io_args){ .op = RBDL_OP_CAW, .off = off, .len = len,
 				    .buf = (void *)buf, .cmp = cmp_buf,
 				    .mismatch_off = mismatch_off,

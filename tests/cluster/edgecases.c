@@ -1964,6 +1964,17 @@ static int lite_only(void)
 	LO_RET("rbd_compare_and_write NULL cmp",
 	       rbd_compare_and_write(img, 0, 512, NULL, buf, &moff, 0),
 	       -EINVAL);
+	/* Lengths whose sums wrap (librbd aborts copying them): clipped at
+	 * the end they would pass the 512-byte check, and the compare
+	 * length, which is not clipped, would size the copy. */
+	LO_RET("rbd_compare_and_write len 2^64-51 @size-100",
+	       rbd_compare_and_write(img, S - 100, SIZE_MAX - 50, buf, buf,
+				     &moff, 0),
+	       -EINVAL);
+	o = (struct op){ .k = K_CAW, .off = S - 4095, .len = SIZE_MAX,
+			 .cmp = buf, .buf = buf, .moff = &moff };
+	lo_op("aio_compare_and_write len 2^64-1 @size-4095", img, &o, -EINVAL,
+	      0, false);
 	LO_RET("rbd_stat NULL info", rbd_stat(img, NULL, 0), -EINVAL);
 	LO_RET("rbd_get_size NULL", rbd_get_size(img, NULL), -EINVAL);
 	LO_RET("rbd_snap_list NULL max", rbd_snap_list(img, NULL, NULL),
