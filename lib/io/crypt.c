@@ -48,6 +48,10 @@ struct creq {
 	struct rbdl_join sub;		/* edge reads or zero chunks */
 	unsigned char *edge[2];		/* head and tail block of an RMW */
 	unsigned char cmp[512];		/* compare-and-write's data */
+	/* compare-and-write past the end of the data area: the position
+	 * of the first non-zero compare byte there (the write is clipped,
+	 * the compare is not, as librbd's), or UINT64_MAX */
+	uint64_t cmp_past;
 	struct zrange {			/* zeros: the chunks to write */
 		uint64_t off, len;
 	} *zr;
@@ -387,6 +391,12 @@ static void merge_and_write(struct creq *q)
 				creq_done(q, -EILSEQ, true);
 				return;
 			}
+		if (q->cmp_past != UINT64_MAX) {
+			if (q->a.mismatch_off)
+				*q->a.mismatch_off = q->cmp_past;
+			creq_done(q, -EILSEQ, true);
+			return;
+		}
 	}
 	/* The tail block is the head block when the request lies in one. */
 	const unsigned char *tail = q->edge[1] ? q->edge[1] : q->edge[0];
@@ -522,8 +532,15 @@ static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 	} else if (!direct) {
 		copy_in(a, dst, len);
 	}
-	if (a->op == RBDL_OP_CAW)
+	q->cmp_past = UINT64_MAX;
+	if (a->op == RBDL_OP_CAW) {
 		memcpy(q->cmp, a->cmp, len);
+		for (uint64_t i = len; i < a->len; i++)
+			if (((const unsigned char *)a->cmp)[i]) {
+				q->cmp_past = i;
+				break;
+			}
+	}
 	q->range.start = q->a0;
 	q->range.end = q->a1;
 	q->range.within = within;
@@ -678,15 +695,25 @@ static int zeros_plan(struct creq *q, uint64_t len)
 	if (r == 0)
 		nobjs = rbdl_plan_prune_discard(l->object_size, g, objs, nobjs);
 	for (size_t i = 0; r == 0 && i < nobjs; i++) {
-		struct rbdl_img_range rs[64];
-		int n = rbdl_striper_obj_to_image(l, objs[i].objno,
-						  objs[i].obj_off, objs[i].len,
-						  rs, 64);
+		/* An object extent crosses at most len / su + 2 stripe
+		 * units, each one image range. */
+		struct rbdl_img_range inl[64], *rs = inl;
+		size_t max = objs[i].len / l->stripe_unit + 2;
+		int n;
 
+		if (max > 64 && !(rs = malloc(max * sizeof(*rs)))) {
+			r = -ENOMEM;
+			break;
+		}
+		n = rbdl_striper_obj_to_image(l, objs[i].objno,
+					      objs[i].obj_off, objs[i].len, rs,
+					      max > 64 ? max : 64);
 		r = n < 0 ? n : 0;
 		for (int j = 0; r == 0 && j < n; j++)
 			r = zr_add(q, &cap, rs[j].img_off - q->k->data_off,
 				   rs[j].len);
+		if (rs != inl)
+			free(rs);
 	}
 	free(objs);
 	free(pieces);
@@ -780,6 +807,27 @@ static int crypt_pass(struct rbdl_image *img, struct rbdl_crypt *k,
 
 /* ---- entry points ---------------------------------------------------------- */
 
+/* Would the data path refuse a (data-area offsets, size the data area's)?
+ * Then it goes there, unencrypted, to be refused with librbd's error. */
+static bool crypt_refused(struct rbdl_image *img,
+			  const struct rbdl_io_args *a, uint64_t size)
+{
+	bool writes = a->op != RBDL_OP_READ;
+
+	return a->len == 0 || a->off >= size || rbdl_image_snap_gone(img) ||
+	       (writes && atomic_load_explicit(&img->write_error,
+					       memory_order_relaxed) < 0) ||
+	       /* the data path checks the clipped length */
+	       (a->op == RBDL_OP_CAW &&
+		(a->off % 512) + (a->len < size - a->off ? a->len
+							 : size - a->off) >
+			512) ||
+	       (a->op == RBDL_OP_WRITESAME &&
+		(a->data_len == 0 || a->len % a->data_len != 0)) ||
+	       (a->op == RBDL_OP_WRITE_ZEROES &&
+		(a->zero_flags & ~RBD_WRITE_ZEROES_FLAG_THICK_PROVISION));
+}
+
 int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 		      struct rbdl_comp *c, const struct rbdl_io_args *a)
 {
@@ -789,15 +837,16 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 
 	if (a->op == RBDL_OP_FLUSH)
 		return crypt_pass(img, k, c, a);
-	/* What the data path refuses, it refuses with librbd's errors. */
-	if (a->len == 0 || a->off >= size || rbdl_image_snap_gone(img) ||
-	    (writes && atomic_load_explicit(&img->write_error,
-					    memory_order_relaxed) < 0) ||
-	    (a->op == RBDL_OP_CAW && (a->off % 512) + a->len > 512) ||
-	    (a->op == RBDL_OP_WRITESAME &&
-	     (a->data_len == 0 || a->len % a->data_len != 0)) ||
-	    (a->op == RBDL_OP_WRITE_ZEROES &&
-	     (a->zero_flags & ~RBD_WRITE_ZEROES_FLAG_THICK_PROVISION)))
+	/* What the data path refuses, it refuses with librbd's errors --
+	 * judged on the image as it is: a refresh that is due (another
+	 * client grew the image) runs first here, on this rare path, or a
+	 * request past the old end would reach the data path raw. */
+	if (crypt_refused(img, a, size) && rbdl_image_refresh_due(img) &&
+	    rbdl_image_maybe_refresh(img) == 0)
+		size = rbdl_crypt_size(
+			k, atomic_load_explicit(&img->size,
+						memory_order_acquire));
+	if (crypt_refused(img, a, size))
 		return writes ? crypt_pass(img, k, c, a)
 			      : forward(img, k, c, a);
 	switch (a->op) {

@@ -10,7 +10,8 @@
 #    returned; the partial write's bytes equal the later write's there,
 #    as librbd 16.2.15 applies those two in either order),
 #    compare-and-write (match, mismatch and its offset, a
-#    range across a sector), write-same (also clipped at the end of the
+#    range across a sector, ranges across the end of the data area: the
+#    compare bytes past it are compared with zeros), write-same (also clipped at the end of the
 #    image, with a pattern longer than what is left), write-zeroes,
 #    discard, exact
 #    diff, a second load; then a new handle loads and reads back.  The
@@ -40,6 +41,9 @@
 # 4. A LUKS1 data offset far out on a 2 TiB image with a wrong passphrase:
 #    librbdlite answers -EPERM without reading up to it (librbdlite only:
 #    librbd reads the whole 1 TiB).
+# 5. A LUKS2 image whose size past the header is not whole blocks: its
+#    size is librbd's, and the last bytes librbdlite writes read back
+#    through both libraries.
 #
 # Needs the test cluster's environment (make check, or
 # tests/cluster/cluster-test.sh, sets it).  Exit status 0 when every check
@@ -90,6 +94,9 @@ CSCRIPT=(size write 0 64K 1 write 5000 700 2 aiowrite 9000 5000 3
     writesame 1M 64K 16 7 read 1M 64K writesame 2M 8K 4096 8 read 2M 8K
     write end-8K 8K 3 writesame end-512 1M 1M 7 read end-8K 8K
     writesame end-3000 64K 16K 9 read end-8K 8K
+    write end-4K 4K 5 expect -84 cmpwrite end-100 200 5 6
+    expect -84 cmpwrite end-100 200 9 6 expect -22 cmpwrite end-600 700 5 6
+    read end-8K 8K
     zero 3M 8K read 3M 8K discard 8M 4M read 8M 8K
     write 12M 8K 10 discard 12M 4K read 12M 8K
     diff - 0 size 0 0
@@ -263,5 +270,25 @@ if rbd create --size 2T "$POOL/$far" >/dev/null 2>&1; then
     rbd rm "$POOL/$far" >/dev/null 2>&1
 else
     fail "far payload: create" "rbd create --size 2T failed"
+fi
+
+# 5. A LUKS2 image (4 KiB blocks) whose size is not a whole number of
+# blocks past the header (32 MiB + 1 KiB): librbdlite shows the data area
+# as librbd does (16 MiB + 1 KiB, the last block partial), and the last
+# bytes it writes there read back through a new handle of each library.
+odd=xo-$$
+if rbd create --size 33555456B "$POOL/$odd" >/dev/null 2>&1; then
+    op lite "$odd" luksformat luks2 aes256 cpass size write end-1000 1000 8 \
+        cmpwrite end-512 512 8 8 >"$TMP/odd-1"
+    op lite "$odd" luksload luks2 cpass cmpwrite end-512 512 8 8 >"$TMP/odd-2"
+    op ref "$odd" luksload luks2 cpass size cmpwrite end-512 512 8 8 >"$TMP/odd-3"
+    grep -qx "  size=16778240" "$TMP/odd-1" && grep -qx "  size=16778240" "$TMP/odd-3" &&
+        [[ $(grep -cx "  = 512" "$TMP/odd-1" "$TMP/odd-2" "$TMP/odd-3" | grep -c ':1$') == 3 ]] &&
+        [[ $(grep -cx "exit 0" "$TMP/odd-1" "$TMP/odd-2" "$TMP/odd-3" | grep -c ':1$') == 3 ]] &&
+        pass "odd size: librbd's size, the last bytes read back by both" ||
+        fail "odd size: librbd's size, the last bytes read back by both" "$(cat "$TMP/odd-1" "$TMP/odd-2" "$TMP/odd-3")"
+    rbd rm "$POOL/$odd" >/dev/null 2>&1
+else
+    fail "odd size: create" "rbd create --size 33555456B failed"
 fi
 rbdl_summary
