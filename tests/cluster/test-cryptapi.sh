@@ -44,6 +44,8 @@
 # 5. A LUKS2 image whose size past the header is not whole blocks: its
 #    size is librbd's, and the last bytes librbdlite writes read back
 #    through both libraries.
+# 6. A 16 MiB discard on a striped LUKS2 image (128 image ranges per
+#    object): it succeeds, and librbd reads its zeros.
 #
 # Needs the test cluster's environment (make check, or
 # tests/cluster/cluster-test.sh, sets it).  Exit status 0 when every check
@@ -290,5 +292,22 @@ if rbd create --size 33555456B "$POOL/$odd" >/dev/null 2>&1; then
     rbd rm "$POOL/$odd" >/dev/null 2>&1
 else
     fail "odd size: create" "rbd create --size 33555456B failed"
+fi
+
+# 6. A striped LUKS2 image (stripe unit 32 KiB, count 4): a 16 MiB discard
+# maps each 4 MiB object extent to 128 image ranges; it succeeds through
+# librbdlite, and librbd reads its zeros back (librbdlite writes them
+# encrypted).
+str=xs-$$
+if rbd create --size 64M --stripe-unit 32K --stripe-count 4 "$POOL/$str" >/dev/null 2>&1; then
+    op lite "$str" luksformat luks2 aes256 cpass write 20M 64K 3 discard 16M 16M >"$TMP/str-1"
+    op ref "$str" luksload luks2 cpass read 20M 64K >"$TMP/str-2"
+    grep -qx "discard 16M 16M = 16777216" "$TMP/str-1" && grep -qx "exit 0" "$TMP/str-1" &&
+        grep -q "^read 20M 64K = 65536 .* zeros=65536$" "$TMP/str-2" && grep -qx "exit 0" "$TMP/str-2" &&
+        pass "striped discard of 16 MiB: done, zeros through librbd" ||
+        fail "striped discard of 16 MiB: done, zeros through librbd" "$(cat "$TMP/str-1" "$TMP/str-2")"
+    rbd rm "$POOL/$str" >/dev/null 2>&1
+else
+    fail "striped: create" "rbd create --stripe-unit 32K --stripe-count 4 failed"
 fi
 rbdl_summary
