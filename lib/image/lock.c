@@ -327,6 +327,33 @@ static void resume_all(struct rbdl_lkwaiter *w, int err)
 	}
 }
 
+/* mu held: the lock is ours.  If writes are parked, writes that come now
+ * park behind them until resume_owner_locked ran them (resuming is
+ * stored before OWNER, both seq_cst: a gate that sees OWNER sees it). */
+static void set_owner_locked(struct rbdl_lock *lk)
+{
+	if (lk->parked_head)
+		atomic_store(&lk->resuming, true);
+	atomic_store(&lk->state, RBDL_LOCK_OWNER);
+}
+
+/* mu held (dropped while resuming): resume the parked writes in order,
+ * and those that parked behind them meanwhile, while the lock stays ours;
+ * then writes pass the gate again.  What is left parked when the lock
+ * is no longer ours is the state machine's. */
+static void resume_owner_locked(struct rbdl_lock *lk)
+{
+	struct rbdl_lkwaiter *w;
+
+	while (atomic_load(&lk->state) == RBDL_LOCK_OWNER &&
+	       (w = take_parked_locked(lk))) {
+		pthread_mutex_unlock(&lk->mu);
+		resume_all(w, 0);
+		pthread_mutex_lock(&lk->mu);
+	}
+	atomic_store(&lk->resuming, false);
+}
+
 /* Wake whoever waits for the lock's state (mu held): threads in
  * maint_begin / acquire_user / release_and_wait, and the lock's task. */
 static void wake_locked(struct rbdl_lock *lk)
@@ -441,21 +468,26 @@ static void lock_run(struct rbdl_image *img, bool may_wait)
 					RETRY_WAIT_S * 1000000000ull;
 			continue;
 		}
-		atomic_store(&lk->state, r == 0 ? RBDL_LOCK_OWNER
-						: RBDL_LOCK_UNLOCKED);
+		if (r == 0)
+			set_owner_locked(lk);
+		else
+			atomic_store(&lk->state, RBDL_LOCK_UNLOCKED);
 		lk->want_acquire = false;
 		lk->last_error = r == -EAGAIN ? -ESHUTDOWN : r;
 		lk->acquire_gen++;
 		pthread_cond_broadcast(&lk->cv);
-		/* Resume the parked batch before honouring any release
+		/* Resume the parked writes before honouring any release
 		 * request, so every acquisition makes progress. */
+		if (r == 0) {
+			resume_owner_locked(lk);
+			continue;
+		}
 		struct rbdl_lkwaiter *w = take_parked_locked(lk);
 
 		pthread_mutex_unlock(&lk->mu);
-		if (r < 0)
-			rbdl_log("image %s: cannot acquire the exclusive "
-				 "lock (%d)", img->name, r);
-		resume_all(w, r < 0 ? (r == -EBUSY ? -EROFS : r) : 0);
+		rbdl_log("image %s: cannot acquire the exclusive lock (%d)",
+			 img->name, r);
+		resume_all(w, r == -EBUSY ? -EROFS : r);
 		pthread_mutex_lock(&lk->mu);
 	}
 	pthread_mutex_unlock(&lk->mu);
@@ -489,6 +521,7 @@ int rbdl_lock_init(struct rbdl_image *img)
 	}
 
 	atomic_init(&lk->writes, 0);
+	atomic_init(&lk->resuming, false);
 	lk->img = img;
 	lk->notifies = 0;
 	atomic_store_explicit(&lk->blocklisted, false, memory_order_relaxed);
@@ -577,7 +610,7 @@ static void lock_rewatched(struct rbdl_image *img, uint64_t new_handle)
 	pthread_mutex_unlock(&lk->mu);
 }
 
-bool rbdl_lock_write_try(struct rbdl_image *img)
+static bool write_try(struct rbdl_image *img, bool resumed)
 {
 	struct rbdl_lock *lk = img->lk;
 
@@ -586,19 +619,27 @@ bool rbdl_lock_write_try(struct rbdl_image *img)
 		return true;
 	/* seq_cst increment then load: pairs with the lock task's
 	 * store of RELEASING then load of writes (Dekker): either the
-	 * releaser waits for us, or we see RELEASING and park. */
+	 * releaser waits for us, or we see RELEASING and park.  resuming
+	 * is loaded after state (set_owner_locked). */
 	atomic_fetch_add(&lk->writes, 1);
-	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER)
+	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER &&
+	    (resumed || !atomic_load(&lk->resuming)))
 		return true;
 	rbdl_lock_write_end(img);
 	return false;
 }
 
-bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
+bool rbdl_lock_write_try(struct rbdl_image *img)
+{
+	return write_try(img, false);
+}
+
+static bool write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w,
+			bool resumed)
 {
 	struct rbdl_lock *lk = img->lk;
 
-	if (rbdl_lock_write_try(img))
+	if (write_try(img, resumed))
 		return true;
 	pthread_mutex_lock(&lk->mu);
 	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED) {
@@ -606,7 +647,8 @@ bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
 		pthread_mutex_unlock(&lk->mu);
 		return true;
 	}
-	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER) {
+	if (atomic_load(&lk->state) == RBDL_LOCK_OWNER &&
+	    (resumed || !atomic_load(&lk->resuming))) {
 		/* Acquired meanwhile; the releaser needs mu to start, so
 		 * the count is visible to it. */
 		atomic_fetch_add(&lk->writes, 1);
@@ -622,6 +664,16 @@ bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
 	wake_locked(lk);
 	pthread_mutex_unlock(&lk->mu);
 	return false;
+}
+
+bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w)
+{
+	return write_begin(img, w, false);
+}
+
+bool rbdl_lock_write_resumed(struct rbdl_image *img, struct rbdl_lkwaiter *w)
+{
+	return write_begin(img, w, true);
 }
 
 void rbdl_lock_write_nest(struct rbdl_image *img)
@@ -849,16 +901,14 @@ int rbdl_lock_maint_begin(struct rbdl_image *img, bool try_only)
 void rbdl_lock_maint_end(struct rbdl_image *img)
 {
 	struct rbdl_lock *lk = img->lk;
-	struct rbdl_lkwaiter *w;
 
 	if (atomic_load(&lk->state) != RBDL_LOCK_MAINT)
 		return;
 	pthread_mutex_lock(&lk->mu);
-	atomic_store(&lk->state, RBDL_LOCK_OWNER);
-	w = take_parked_locked(lk);
+	set_owner_locked(lk);
 	wake_locked(lk);	/* a release asked for meanwhile */
+	resume_owner_locked(lk);
 	pthread_mutex_unlock(&lk->mu);
-	resume_all(w, 0);
 }
 
 void rbdl_lock_cookie(struct rbdl_image *img, char *buf, size_t len)

@@ -100,6 +100,10 @@ struct rbdl_lock {
 	unsigned notifies;		/* lock notifications in flight */
 	atomic_bool blocklisted;	/* a write under the lock got -ESHUTDOWN */
 	struct rbdl_lkwaiter *parked_head, *parked_tail;	/* parked writes (FIFO) */
+	/* OWNER, and the writes parked before are being resumed: new writes
+	 * park behind them (seq_cst; set before OWNER is stored, cleared
+	 * once none is left parked), so none overtakes a parked one. */
+	atomic_bool resuming;
 	uint64_t gid;			/* our client id */
 	char cookie[RBDL_LOCK_COOKIE_MAX];	/* "auto <watch handle>" */
 };
@@ -125,6 +129,10 @@ bool rbdl_lock_in_maint(const struct rbdl_image *img);
  * parked (resume() will run later, from the lock's task).
  */
 bool rbdl_lock_write_begin(struct rbdl_image *img, struct rbdl_lkwaiter *w);
+/* The gate again for w, resumed by the lock's owner: as
+ * rbdl_lock_write_begin, but it does not park behind the other parked
+ * writes being resumed (it is one of them). */
+bool rbdl_lock_write_resumed(struct rbdl_image *img, struct rbdl_lkwaiter *w);
 /*
  * The gate's fast path alone: true (counted, as by rbdl_lock_write_begin)
  * when the write may proceed now, false when it would have to wait (then

@@ -224,7 +224,7 @@ static void req_lock_resume(struct rbdl_lkwaiter *w, int err)
 {
 	struct rbdl_req *req = container_of(w, struct rbdl_req, lkw);
 
-	if (err == 0 && !rbdl_lock_write_begin(req->img, &req->lkw))
+	if (err == 0 && !rbdl_lock_write_resumed(req->img, &req->lkw))
 		return;		/* lost it again: parked once more */
 	if (err < 0) {
 		req_fail_unsent(req, err, false);
@@ -244,6 +244,19 @@ static bool carries_data(struct rbdl_image *img, enum rbdl_op op,
 	return (op == RBDL_OP_WRITE || op == RBDL_OP_CAW ||
 		(op == RBDL_OP_WRITESAME && buf)) &&
 	       atomic_load_explicit(&img->copy_writes, memory_order_relaxed);
+}
+
+/* Does a request of op with buf carry caller data it may keep past the
+ * call: always when write-around may acknowledge it early (whatever a
+ * refresh is doing to copy_writes meanwhile: the two settings are
+ * separate words), else as carries_data. */
+static bool keeps_data(struct rbdl_image *img, enum rbdl_op op,
+		       const void *buf, uint8_t wa_kind)
+{
+	if (wa_kind == RBDL_WA_WRITE)
+		return op == RBDL_OP_WRITE || op == RBDL_OP_CAW ||
+		       (op == RBDL_OP_WRITESAME && buf);
+	return carries_data(img, op, buf);
 }
 
 /* Map and send.  Called with the completion armed and the range clipped. */
@@ -316,7 +329,7 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 	 * early), and a queued request's data is a copy already (io.h:
 	 * owned). */
 	req->copy = (!c->internal || req->wa_kind == RBDL_WA_WRITE) &&
-		    !a->owned && carries_data(img, op, a->buf);
+		    !a->owned && keeps_data(img, op, a->buf, req->wa_kind);
 	req->owned = NULL;
 	atomic_init(&req->kept, false);
 	req->pv = rbdl_parent_view(img);

@@ -279,8 +279,17 @@ static inline enum rbdl_wa_kind rbdl_wa_classify(struct rbdl_image *img,
 						 const struct rbdl_req *req,
 						 bool nested)
 {
-	if (!rbdl_wa_on(img))
+	if (!rbdl_wa_on(img)) {
+		/* Write-around turned off (a refresh) while requests it
+		 * tracks are in flight or blocked: wait for those this one
+		 * overlaps, never overtake them.  Acquire: as rbdl_wa_begin's
+		 * load of tracked. */
+		if (__builtin_expect(atomic_load_explicit(&img->wa.tracked,
+							  memory_order_acquire),
+				     0))
+			return RBDL_WA_WAIT;
 		return RBDL_WA_NONE;
+	}
 	if (req->op == RBDL_OP_READ || req->op == RBDL_OP_CAW ||
 	    (req->op_flags & LIBRADOS_OP_FLAG_FADVISE_FUA))
 		return RBDL_WA_WAIT;

@@ -8,8 +8,9 @@
  * lane waits while the internal lane does the hand-over); and aio
  * submissions while a header refresh is due and cannot finish (OSDs
  * paused) return at once and run in order after it; and a refresh that
- * turns the I/O scheduler off sends the writes it holds before any later
- * write.
+ * turns the I/O scheduler or write-around off lets no later write
+ * overtake one they hold back; nor does a write submitted as soon as the
+ * exclusive lock is ours overtake the writes parked for it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rbd/librbd.h>
@@ -318,6 +320,105 @@ START_TEST(test_submit_during_refresh_does_not_wait)
 }
 END_TEST
 
+/* The poller of test_parked_writes_not_overtaken: once a owns the lock,
+ * a write over the last parked one. */
+struct overtake {
+	rbd_image_t img;
+	uint64_t off;
+	rbd_completion_t c;
+	atomic_int state;	/* 0 polling, 1 submitted, -1 gave up */
+};
+
+static void *overtake_poll(void *arg)
+{
+	struct overtake *o = arg;
+	char z[4096];
+	int owner = 0;
+
+	memset(z, 'Z', sizeof(z));
+	for (time_t t0 = time(NULL); !owner && time(NULL) < t0 + 30;)
+		if (rbd_is_exclusive_lock_owner(o->img, &owner) < 0)
+			break;
+	if (!owner || rbd_aio_write(o->img, o->off, sizeof(z), z, o->c) != 0) {
+		atomic_store(&o->state, -1);
+		return NULL;
+	}
+	atomic_store(&o->state, 1);
+	return NULL;
+}
+
+/*
+ * Writes parked for the exclusive lock (another handle owns it; the OSDs
+ * paused while they park) are resumed in order once the lock is ours,
+ * and a write submitted as soon as the lock is ours -- while the parked
+ * ones are still being resumed -- does not overtake them: it overlaps
+ * the last parked one and its data is what lands (the cache off, so
+ * nothing but dispatch order orders them).
+ */
+START_TEST(test_parked_writes_not_overtaken)
+{
+	enum { N = 2000, BS = 4096 };
+	const char *name = th_name("overtake");
+	struct overtake o = { 0 };
+	rbd_completion_t c[N];
+	rbd_image_t a, b;
+	char *buf = malloc(BS), back[BS], z[BS];
+	int order = 22, owner = 0;
+	pthread_t wd, poller;
+
+	ck_assert_int_eq(rbd_create(t.io, name, 16 << 20, &order), 0);
+	ck_assert_int_eq(rbd_open(t.io, name, &b, NULL), 0);
+	ck_assert_int_eq(rbd_metadata_set(b, "conf_rbd_cache", "false"), 0);
+	memset(buf, 0x11, BS);
+	ck_assert_int_eq(rbd_write(b, 0, BS, buf), BS);
+	ck_assert_int_eq(rbd_is_exclusive_lock_owner(b, &owner), 0);
+	ck_assert_int_eq(owner, 1);
+	ck_assert_int_eq(rbd_open(t.io, name, &a, NULL), 0);
+
+	atomic_store(&watchdog_stop, 0);
+	atomic_store(&watchdog_fired, 0);
+	pthread_create(&wd, NULL, watchdog, NULL);
+	ck_assert_int_eq(th_sh("ceph osd pause >/dev/null 2>&1"), 0);
+	ck_assert_int_eq(rados_wait_for_latest_osdmap(t.cluster), 0);
+	for (int i = 0; i < N; i++) {
+		memset(buf, 1 + i % 200, BS);
+		ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &c[i]),
+				 0);
+		ck_assert_int_eq(rbd_aio_write(a, (uint64_t)i * BS, BS, buf,
+					       c[i]), 0);
+	}
+	ck_assert_int_eq(rbd_is_exclusive_lock_owner(a, &owner), 0);
+	ck_assert_int_eq(owner, 0);
+	o.img = a;
+	o.off = (uint64_t)(N - 1) * BS;
+	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &o.c), 0);
+	pthread_create(&poller, NULL, overtake_poll, &o);
+	ck_assert_int_eq(th_sh("ceph osd unpause >/dev/null 2>&1"), 0);
+	atomic_store(&watchdog_stop, 1);
+	pthread_join(wd, NULL);
+	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	pthread_join(poller, NULL);
+	ck_assert_int_eq(atomic_load(&o.state), 1);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(rbd_aio_wait_for_complete(c[i]), 0);
+		ck_assert_int_eq(rbd_aio_get_return_value(c[i]), 0);
+		rbd_aio_release(c[i]);
+	}
+	ck_assert_int_eq(rbd_aio_wait_for_complete(o.c), 0);
+	ck_assert_int_eq(rbd_aio_get_return_value(o.c), 0);
+	rbd_aio_release(o.c);
+	memset(z, 'Z', sizeof(z));
+	ck_assert_int_eq(rbd_read(a, o.off, BS, back), BS);
+	ck_assert_mem_eq(back, z, BS);
+	ck_assert_int_eq(rbd_read(a, 0, BS, back), BS);
+	ck_assert_int_eq((unsigned char)back[0], 1);
+	ck_assert_int_eq(rbd_close(a), 0);
+	ck_assert_int_eq(rbd_close(b), 0);
+	ck_assert_int_eq(rbd_remove(t.io, name), 0);
+	free(buf);
+}
+END_TEST
+
 static uint64_t sched_runs(void)
 {
 	struct rbdlite_stats st;
@@ -342,19 +443,26 @@ static void *pool_watchdog(void *arg)
 }
 
 /*
- * A refresh turns the I/O scheduler off (conf_rbd_io_scheduler=none in
- * the image's metadata, written behind its back, then a HEADER_UPDATE)
- * while a write is held behind an op in flight (the cache off; the
- * image's data pool mapped to no OSD, so its ops wait while the header
- * pool works): a later write overlapping the held one sends it first, so
- * the later data is what lands.
+ * A refresh turns off what holds a write back, while a write is held
+ * behind an op in flight to the same bytes (the image's data pool mapped
+ * to no OSD, so its ops wait while the header pool works; the setting
+ * written into the image's metadata behind its back, then a
+ * HEADER_UPDATE): a later write overlapping the held one must not
+ * overtake it, so the later data is what lands.
+ *   sched: the I/O scheduler holds b behind a (cache off), then
+ *          conf_rbd_io_scheduler=none; c sends b first (sched_runs + 1
+ *          while a still waits);
+ *   wa:    write-around blocks b behind a, which it acknowledged early
+ *          (scheduler off), then conf_rbd_cache=false; c waits for b.
  */
-START_TEST(test_sched_off_by_refresh_keeps_held_order)
+static void held_order_round(bool wa)
 {
-	const char *name = th_name("qschedoff");
+	const char *name = th_name(wa ? "qwaoff" : "qschedoff");
 	char pool[64], pa[4096], pb[4096], pc[4096], back[4096], id[64],
 		oid[96];
-	const char *key = "metadata_conf_rbd_io_scheduler", *val = "none";
+	const char *key = wa ? "metadata_conf_rbd_cache"
+			     : "metadata_conf_rbd_io_scheduler",
+		   *val = wa ? "false" : "none";
 	size_t vlen = strlen(val);
 	struct rbdlite_stats st0, st1;
 	rbd_completion_t c[3];
@@ -364,7 +472,8 @@ START_TEST(test_sched_off_by_refresh_keeps_held_order)
 	uint64_t runs;
 	pthread_t wd;
 
-	snprintf(pool, sizeof(pool), "qschedoff-%d", (int)getpid());
+	snprintf(pool, sizeof(pool), "%s-%d", wa ? "qwaoff" : "qschedoff",
+		 (int)getpid());
 	ck_assert_int_eq(th_sh("ceph osd crush add-bucket qnowhere root "
 			       ">/dev/null 2>&1 && ceph osd crush rule "
 			       "create-replicated qnowhere qnowhere osd "
@@ -383,15 +492,25 @@ START_TEST(test_sched_off_by_refresh_keeps_held_order)
 	ck_assert_int_eq(rbd_create4(t.io, name, 8 << 20, o), 0);
 	rbd_image_options_destroy(o);
 	ck_assert_int_eq(rbd_open(t.io, name, &a, NULL), 0);
-	ck_assert_int_eq(rbd_metadata_set(a, "conf_rbd_cache", "false"), 0);
+	if (wa) {
+		ck_assert_int_eq(rbd_metadata_set(a, "conf_rbd_cache", "true"),
+				 0);
+		ck_assert_int_eq(rbd_metadata_set(a, "conf_rbd_io_scheduler",
+						  "none"), 0);
+	} else {
+		ck_assert_int_eq(rbd_metadata_set(a, "conf_rbd_cache",
+						  "false"), 0);
+	}
 	ck_assert_int_eq(rbd_close(a), 0);
 	ck_assert_int_eq(rbd_open(t.io, name, &a, NULL), 0);
 	memset(pa, 'a', sizeof(pa));
 	memset(pb, 'b', sizeof(pb));
 	memset(pc, 'c', sizeof(pc));
-	/* Ten finished ops before the scheduler holds anything. */
+	/* Ten finished ops before the scheduler holds anything; the flush
+	 * ends write-around's write-through. */
 	for (int i = 0; i < 12; i++)
 		ck_assert_int_eq(rbd_write(a, 0, sizeof(pa), pa), sizeof(pa));
+	ck_assert_int_eq(rbd_flush(a), 0);
 	ck_assert_int_eq(rbd_get_id(a, id, sizeof(id)), 0);
 	snprintf(oid, sizeof(oid), "rbd_header.%s", id);
 	op = rados_create_write_op();
@@ -403,6 +522,7 @@ START_TEST(test_sched_off_by_refresh_keeps_held_order)
 		 "ceph osd pool set %s crush_rule replicated_rule "
 		 ">/dev/null 2>&1", pool);
 	atomic_store(&watchdog_stop, 0);
+	atomic_store(&watchdog_fired, 0);
 	pthread_create(&wd, NULL, pool_watchdog, NULL);
 	ck_assert_int_eq(th_sh("ceph osd pool set %s crush_rule qnowhere "
 			       ">/dev/null 2>&1", pool),
@@ -412,21 +532,34 @@ START_TEST(test_sched_off_by_refresh_keeps_held_order)
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &c[i]), 0);
 	ck_assert_int_eq(rbdlite_get_stats(&st0, sizeof(st0)), 0);
+	/* wa: b overlaps a (blocked); sched: b is beside a (held). */
 	ck_assert_int_eq(rbd_aio_write(a, 0, sizeof(pa), pa, c[0]), 0);
-	ck_assert_int_eq(rbd_aio_write(a, 8192, sizeof(pb), pb, c[1]), 0);
+	ck_assert_int_eq(rbd_aio_write(a, wa ? 0 : 8192, sizeof(pb), pb, c[1]),
+			 0);
 	ck_assert_int_eq(rbdlite_get_stats(&st1, sizeof(st1)), 0);
-	ck_assert_uint_eq(st1.sched_held, st0.sched_held + 1);
+	if (wa) {
+		/* a acknowledged early, b not (it waits for a). */
+		ck_assert_int_eq(rbd_aio_wait_for_complete(c[0]), 0);
+		ck_assert_int_eq(rbd_aio_is_complete(c[1]), 0);
+	} else {
+		ck_assert_uint_eq(st1.sched_held, st0.sched_held + 1);
+	}
 	/* The refresh is due once the notification returns (a watcher
 	 * marks it before acking). */
 	ck_assert_int_eq(rados_notify2(t.io, oid, NULL, 0, 10000, NULL, NULL),
 			 0);
-	ck_assert_int_eq(rbd_aio_write(a, 8192, sizeof(pc), pc, c[2]), 0);
-	/* The held run goes before c's write, while a's op still waits. */
-	runs = st1.sched_runs;
-	for (int i = 0; i < 100 && sched_runs() == runs; i++)
-		usleep(50 * 1000);
-	ck_assert_uint_eq(sched_runs(), runs + 1);
-	ck_assert_int_eq(rbd_aio_is_complete(c[0]), 0);
+	ck_assert_int_eq(rbd_aio_write(a, wa ? 0 : 8192, sizeof(pc), pc, c[2]),
+			 0);
+	if (!wa) {
+		/* The held run goes before c's write, while a's op still
+		 * waits. */
+		runs = st1.sched_runs;
+		for (int i = 0; i < 100 && sched_runs() == runs; i++)
+			usleep(50 * 1000);
+		ck_assert_uint_eq(sched_runs(), runs + 1);
+	} else {
+		usleep(500 * 1000);	/* c's refresh ran: c is past it */
+	}
 	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
 	ck_assert_int_eq(th_sh("%s", pool_watchdog_cmd), 0);
 	atomic_store(&watchdog_stop, 1);
@@ -437,7 +570,10 @@ START_TEST(test_sched_off_by_refresh_keeps_held_order)
 		ck_assert_int_eq(rbd_aio_get_return_value(c[i]), 0);
 		rbd_aio_release(c[i]);
 	}
-	ck_assert_int_eq(rbd_read(a, 8192, sizeof(back), back), sizeof(back));
+	if (wa)
+		ck_assert_int_eq(rbd_flush(a), 0);
+	ck_assert_int_eq(rbd_read(a, wa ? 0 : 8192, sizeof(back), back),
+			 sizeof(back));
 	ck_assert_mem_eq(back, pc, sizeof(back));
 	ck_assert_int_eq(rbd_close(a), 0);
 	ck_assert_int_eq(rbd_remove(t.io, name), 0);
@@ -445,6 +581,17 @@ START_TEST(test_sched_off_by_refresh_keeps_held_order)
 			       "--yes-i-really-really-mean-it >/dev/null 2>&1",
 			       pool, pool),
 			 0);
+}
+
+START_TEST(test_sched_off_by_refresh_keeps_held_order)
+{
+	held_order_round(false);
+}
+END_TEST
+
+START_TEST(test_writearound_off_by_refresh_keeps_order)
+{
+	held_order_round(true);
 }
 END_TEST
 
@@ -459,6 +606,8 @@ int main(void)
 	tcase_add_test(tc, test_callback_sync_write_takes_lock_over);
 	tcase_add_test(tc, test_submit_during_refresh_does_not_wait);
 	tcase_add_test(tc, test_sched_off_by_refresh_keeps_held_order);
+	tcase_add_test(tc, test_writearound_off_by_refresh_keeps_order);
+	tcase_add_test(tc, test_parked_writes_not_overtaken);
 	suite_add_tcase(s, tc);
 	return th_run(s);
 }
