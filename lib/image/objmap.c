@@ -49,6 +49,7 @@ struct rbdl_om_update {
 	bool has_cur;
 	uint8_t cur;
 	struct rbdl_omwaiter *wh, *wt;	/* FIFO of waiters */
+	bool draining;			/* done, its waiters being released */
 	rados_completion_t rc;
 	rados_write_op_t op;
 	int assert_prval, update_prval;
@@ -69,6 +70,7 @@ int rbdl_objmap_init(struct rbdl_image *img)
 	img->om = om;
 	atomic_init(&om->loaded, false);
 	atomic_init(&om->invalid, false);
+	atomic_init(&om->transitions, 0);
 	om->nobjs = 0;
 	om->bits = NULL;
 	om->recs = NULL;
@@ -110,9 +112,10 @@ static void set_state_locked(struct rbdl_objmap *om, uint64_t objno,
 {
 	uint8_t b = om->bits[objno / 4];
 
-	/* Writers hold om->mu; readers load the byte relaxed (objmap.h). */
+	/* Writers hold om->mu; readers load the byte relaxed (objmap.h).
+	 * Release: pairs with rbdl_objmap_settled's fence. */
 	rbdl_om_set_state(&b, objno % 4, st);
-	__atomic_store_n(&om->bits[objno / 4], b, __ATOMIC_RELAXED);
+	__atomic_store_n(&om->bits[objno / 4], b, __ATOMIC_RELEASE);
 }
 
 /* rbd.set_flags input raising OBJECT_MAP_INVALID | FAST_DIFF_INVALID on
@@ -292,12 +295,42 @@ static bool update_needed(uint8_t state, uint8_t target, bool has_cur,
 	return true;
 }
 
-static struct rbdl_om_update *find_locked(struct rbdl_objmap *om, uint64_t objno)
+/* The transition of objno to wait for: one in flight, else (unless
+ * passed) one releasing its waiters. */
+static struct rbdl_om_update *find_locked(struct rbdl_objmap *om,
+					  uint64_t objno, bool passed)
 {
+	struct rbdl_om_update *draining = NULL;
+
 	for (struct rbdl_om_update *r = om->recs; r; r = r->next)
-		if (r->objno == objno)
-			return r;
-	return NULL;
+		if (r->objno == objno) {
+			if (!r->draining)
+				return r;
+			draining = r;
+		}
+	return passed ? NULL : draining;
+}
+
+bool rbdl_objmap_pending(struct rbdl_objmap *om, uint64_t objno, bool passed)
+{
+	bool r;
+
+	pthread_mutex_lock(&om->mu);
+	r = find_locked(om, objno, passed) != NULL;
+	pthread_mutex_unlock(&om->mu);
+	return r;
+}
+
+/* Take rec out of om->recs (mu held). */
+static void unlink_locked(struct rbdl_objmap *om, struct rbdl_om_update *rec)
+{
+	for (struct rbdl_om_update **pp = &om->recs; *pp; pp = &(*pp)->next)
+		if (*pp == rec) {
+			*pp = rec->next;
+			atomic_fetch_sub_explicit(&om->transitions, 1,
+						  memory_order_relaxed);
+			return;
+		}
 }
 
 static void release_waiters(struct rbdl_omwaiter *w, int err)
@@ -305,9 +338,33 @@ static void release_waiters(struct rbdl_omwaiter *w, int err)
 	while (w) {
 		struct rbdl_omwaiter *n = w->next;
 
+		w->passed = err == 0;
 		w->go(w, err);
 		w = n;
 	}
+}
+
+/*
+ * rec finished and its new state is set (mu held, dropped while
+ * releasing): release its waiters in order, then those that queued on it
+ * meanwhile (a write that saw the new state while the earlier ones were
+ * still going), then forget it.  Until then it counts as in flight for
+ * every write but those it released, so none overtakes them.
+ */
+static void drain_locked(struct rbdl_objmap *om, struct rbdl_om_update *rec)
+{
+	rec->draining = true;
+	for (;;) {
+		struct rbdl_omwaiter *w = rec->wh;
+
+		rec->wh = rec->wt = NULL;
+		if (!w)
+			break;
+		pthread_mutex_unlock(&om->mu);
+		release_waiters(w, 0);
+		pthread_mutex_lock(&om->mu);
+	}
+	unlink_locked(om, rec);
 }
 
 static void invalidated_cb(rados_completion_t rc, void *arg)
@@ -327,7 +384,7 @@ static void invalidated_cb(rados_completion_t rc, void *arg)
 
 static void update_cb(rados_completion_t rc, void *arg)
 {
-	struct rbdl_om_update *rec = arg, **pp;
+	struct rbdl_om_update *rec = arg;
 	struct rbdl_image *img = rec->img;
 	struct rbdl_objmap *om = img->om;
 	int r = rados_aio_get_return_value(rc);
@@ -335,20 +392,21 @@ static void update_cb(rados_completion_t rc, void *arg)
 	rados_aio_release(rc);
 	rados_release_write_op(rec->op);
 	pthread_mutex_lock(&om->mu);
-	for (pp = &om->recs; *pp; pp = &(*pp)->next) {
-		if (*pp == rec) {
-			*pp = rec->next;
-			break;
-		}
-	}
-	if (r == 0 && om->bits && rec->objno < om->nobjs) {
-		uint8_t st = rbdl_objmap_get(om, rec->objno);
+	if (r == 0) {
+		if (om->bits && rec->objno < om->nobjs) {
+			uint8_t st = rbdl_objmap_get(om, rec->objno);
 
-		if (!rec->has_cur || st == rec->cur ||
-		    (rec->cur == RBDL_OBJ_EXISTS &&
-		     st == RBDL_OBJ_EXISTS_CLEAN))
-			set_state_locked(om, rec->objno, rec->target);
+			if (!rec->has_cur || st == rec->cur ||
+			    (rec->cur == RBDL_OBJ_EXISTS &&
+			     st == RBDL_OBJ_EXISTS_CLEAN))
+				set_state_locked(om, rec->objno, rec->target);
+		}
+		drain_locked(om, rec);
+		pthread_mutex_unlock(&om->mu);
+		free(rec);
+		return;
 	}
+	unlink_locked(om, rec);
 	pthread_mutex_unlock(&om->mu);
 	if (r == -EBUSY) {
 		/* We lost the map lock: never write behind its back. */
@@ -384,12 +442,11 @@ static void update_cb(rados_completion_t rc, void *arg)
 		free(rec);
 		return;
 	}
-	release_waiters(rec->wh, 0);
-	free(rec);
 }
 
 int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
-			bool has_cur, uint8_t cur, struct rbdl_omwaiter *w)
+			bool has_cur, uint8_t cur, struct rbdl_omwaiter *w,
+			bool passed)
 {
 	struct rbdl_objmap *om = img->om;
 	struct rbdl_om_update *rec;
@@ -397,8 +454,9 @@ int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
 	long inlen;
 
 	w->next = NULL;
+	w->passed = false;
 	pthread_mutex_lock(&om->mu);
-	rec = find_locked(om, objno);
+	rec = find_locked(om, objno, passed);
 	if (rec) {
 		/* Queue behind the transition in flight; re-check after. */
 		if (rec->wt)
@@ -438,6 +496,7 @@ int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
 	}
 	rec->next = om->recs;
 	om->recs = rec;
+	atomic_fetch_add_explicit(&om->transitions, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&om->mu);
 
 	uint8_t ain[64];
@@ -453,14 +512,7 @@ int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
 		/* Complete through the normal path with the error. */
 		rados_aio_release(rec->rc);
 		pthread_mutex_lock(&om->mu);
-		struct rbdl_om_update **pp;
-
-		for (pp = &om->recs; *pp; pp = &(*pp)->next) {
-			if (*pp == rec) {
-				*pp = rec->next;
-				break;
-			}
-		}
+		unlink_locked(om, rec);
 		pthread_mutex_unlock(&om->mu);
 		rados_release_write_op(rec->op);
 		/* w (always the first waiter) gets the error as our return

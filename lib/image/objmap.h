@@ -41,6 +41,9 @@ struct rbdl_image;
 struct rbdl_omwaiter {
 	struct rbdl_omwaiter *next;
 	void (*go)(struct rbdl_omwaiter *w, int err);
+	/* Set when a finished transition released w (go(w, 0)): w goes
+	 * ahead of writes that queued on that transition after it. */
+	bool passed;
 };
 
 struct rbdl_om_update;
@@ -61,6 +64,10 @@ struct rbdl_objmap {
 	char *oid;		/* rbd_object_map.<id> */
 	pthread_mutex_t mu;
 	struct rbdl_om_update *recs;	/* transitions in flight */
+	/* Transitions in recs, in flight or releasing their waiters
+	 * (incremented under mu when one starts, decremented once its
+	 * waiters all went); read lock-free by rbdl_objmap_settled. */
+	atomic_uint transitions;
 	struct rbdl_om_retired *old;	/* outgrown bit arrays, freed at
 				 * destroy: a reader may still hold one */
 };
@@ -142,10 +149,34 @@ static inline uint8_t rbdl_objmap_get(const struct rbdl_objmap *om,
  * before w->go runs.  Returns 0 if nothing is needed (proceed now), 1 if
  * w->go will be called once the transition it waits for completes (always
  * from librados' callback thread, never from inside this call), or a
- * negative errno.
+ * negative errno.  A transition that finished but is still releasing its
+ * waiters counts as in flight, unless passed (the caller is one of them).
  */
 int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
-			bool has_cur, uint8_t cur, struct rbdl_omwaiter *w);
+			bool has_cur, uint8_t cur, struct rbdl_omwaiter *w,
+			bool passed);
+
+/* Is a transition of objno in flight, or releasing its waiters (unless
+ * passed)?  Takes mu. */
+bool rbdl_objmap_pending(struct rbdl_objmap *om, uint64_t objno,
+			 bool passed);
+
+/*
+ * May the data path act on objno's state as read (rbdl_objmap_get)
+ * without the map's lock: no transition of it in flight, nor one still
+ * releasing the writes that waited for it (they go first)?  Lock-free
+ * while no transition is in flight at all.  The acquire fence pairs with
+ * the release store of a transition's new state (set_state_locked): a
+ * reader that saw the new state sees its transition counted.
+ */
+static inline bool rbdl_objmap_settled(struct rbdl_objmap *om,
+				       uint64_t objno, bool passed)
+{
+	atomic_thread_fence(memory_order_acquire);
+	if (!atomic_load_explicit(&om->transitions, memory_order_relaxed))
+		return true;
+	return !rbdl_objmap_pending(om, objno, passed);
+}
 
 /*
  * A deep copy-up of object objno of a clone keeps the parent data in every

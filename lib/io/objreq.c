@@ -500,12 +500,21 @@ static int obj_gate(struct rbdl_objreq *o)
 	uint8_t st = rbdl_objmap_get(om, o->objno), target;
 	bool discard = rbdl_op_discards(req->op);
 	bool remove = discard && o->kind == RBDL_KIND_REMOVE;
+	/* Released by the transition it waited for: it goes ahead of the
+	 * writes that queued on it later (once). */
+	bool passed = o->omw.passed;
 
-	if (!discard && st == RBDL_OBJ_EXISTS)
+	o->omw.passed = false;
+	/* The state as read decides only when no transition of the object
+	 * is in flight or still releasing earlier writes; else this goes
+	 * behind them (prepare queues it). */
+	if (!discard && st == RBDL_OBJ_EXISTS &&
+	    rbdl_objmap_settled(om, o->objno, passed))
 		return obj_send_state(o);
 	if (discard && st == RBDL_OBJ_NONEXISTENT &&
 	    o->kind != RBDL_KIND_GUARDED && o->kind != RBDL_KIND_HIDE &&
-	    rbdl_objmap_trusted(om))
+	    rbdl_objmap_trusted(om) &&
+	    rbdl_objmap_settled(om, o->objno, passed))
 		return RBDL_ST_DONE;	/* nothing to discard */
 	/* Under our lock a valid map's NONEXISTENT is the truth: a guarded
 	 * op would only come back ENOENT, so copy up at once (librbd does
@@ -525,7 +534,7 @@ static int obj_gate(struct rbdl_objreq *o)
 	 * before prepare returns: be in MAP_PRE first. */
 	o->state = RBDL_ST_MAP_PRE;
 	int r = rbdl_objmap_prepare(req->img, o->objno, target, false, 0,
-				    &o->omw);
+				    &o->omw, passed);
 
 	if (r == 1)
 		return RBDL_ST_MAP_PRE;
@@ -639,9 +648,12 @@ static int obj_step(struct rbdl_objreq *o, int *r, bool in_submit)
 		int m;
 
 		o->omw.go = obj_map_done;	/* o is in MAP_POST already */
+		/* passed: as before the waiters of a finished transition
+		 * were released in order, it waits only for one in
+		 * flight. */
 		m = rbdl_objmap_prepare(req->img, o->objno,
 					RBDL_OBJ_NONEXISTENT, true,
-					RBDL_OBJ_PENDING, &o->omw);
+					RBDL_OBJ_PENDING, &o->omw, true);
 		if (m == 1)
 			return STEP_WAIT;
 		*r = m;
@@ -683,8 +695,10 @@ void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit)
 			 * state it would see is the one that could not be
 			 * recorded, and a second try fails again. */
 			if (r == 0 && rbdl_objmap_ready(req->img->om) &&
-			    !rbdl_objmap_trusted(req->img->om))
+			    !rbdl_objmap_trusted(req->img->om)) {
+				o->omw.passed = false;
 				next = obj_send_state(o);
+			}
 			else
 				next = r < 0 ? r : RBDL_ST_START;
 			break;

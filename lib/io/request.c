@@ -405,6 +405,7 @@ static int req_start(struct rbdl_image *img, struct rbdl_comp *c,
 		o->state = RBDL_ST_START;
 		o->copyup_first = false;
 		o->map_pending = false;
+		o->omw.passed = false;
 		/* A whole-object discard removes the object (the backing
 		 * plan may change that, plan_backed). */
 		o->kind = rbdl_op_discards(op) && o->obj_off == 0 &&

@@ -10,7 +10,8 @@
  * paused) return at once and run in order after it; and a refresh that
  * turns the I/O scheduler or write-around off lets no later write
  * overtake one they hold back; nor does a write submitted as soon as the
- * exclusive lock is ours overtake the writes parked for it.
+ * exclusive lock is ours overtake the writes parked for it, nor a write
+ * a discard waiting for its object-map update.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -583,6 +584,91 @@ static void held_order_round(bool wa)
 			 0);
 }
 
+/*
+ * The object map: a whole-object discard waits for its map update (the
+ * image's own pool, where the map lives, mapped to no OSD; its data pool
+ * works), and a write to that object submitted after it must wait behind
+ * it (librbd's update guard), not go by the state read before: the
+ * written data is what remains once the pool works again (the discard
+ * removed the object before the write).
+ */
+START_TEST(test_objmap_transition_keeps_order)
+{
+	const char *name = th_name("qomorder");
+	char pool[64], buf[4096], back[4096];
+	rbd_image_options_t o;
+	rbd_completion_t c[2];
+	rados_ioctx_t io;
+	rbd_image_t a;
+	pthread_t wd;
+
+	snprintf(pool, sizeof(pool), "qomorder-%d", (int)getpid());
+	ck_assert_int_eq(th_sh("ceph osd crush add-bucket qnowhere root "
+			       ">/dev/null 2>&1 && ceph osd crush rule "
+			       "create-replicated qnowhere qnowhere osd "
+			       ">/dev/null 2>&1 && ceph osd pool create %s 8 8 "
+			       ">/dev/null 2>&1 && ceph osd pool application "
+			       "enable %s rbd >/dev/null 2>&1",
+			       pool, pool),
+			 0);
+	ck_assert_int_eq(rados_ioctx_create(t.cluster, pool, &io), 0);
+	rbd_image_options_create(&o);
+	ck_assert_int_eq(rbd_image_options_set_uint64(o,
+			RBD_IMAGE_OPTION_ORDER, 22), 0);
+	ck_assert_int_eq(rbd_image_options_set_string(o,
+			RBD_IMAGE_OPTION_DATA_POOL, t.pool), 0);
+	ck_assert_int_eq(rbd_create4(io, name, 8 << 20, o), 0);
+	rbd_image_options_destroy(o);
+	ck_assert_int_eq(rbd_open(io, name, &a, NULL), 0);
+	ck_assert_int_eq(rbd_metadata_set(a, "conf_rbd_cache", "false"), 0);
+	ck_assert_int_eq(rbd_close(a), 0);
+	ck_assert_int_eq(rbd_open(io, name, &a, NULL), 0);
+	memset(buf, 'a', sizeof(buf));
+	/* The lock is ours and the object exists in the map. */
+	ck_assert_int_eq(rbd_write(a, 0, sizeof(buf), buf), sizeof(buf));
+
+	snprintf(pool_watchdog_cmd, sizeof(pool_watchdog_cmd),
+		 "ceph osd pool set %s crush_rule replicated_rule "
+		 ">/dev/null 2>&1", pool);
+	atomic_store(&watchdog_stop, 0);
+	atomic_store(&watchdog_fired, 0);
+	pthread_create(&wd, NULL, pool_watchdog, NULL);
+	ck_assert_int_eq(th_sh("ceph osd pool set %s crush_rule qnowhere "
+			       ">/dev/null 2>&1", pool),
+			 0);
+	ck_assert_int_eq(rados_wait_for_latest_osdmap(t.cluster), 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &c[i]), 0);
+	ck_assert_int_eq(rbd_aio_discard(a, 0, 4 << 20, c[0]), 0);
+	memset(buf, 'b', sizeof(buf));
+	ck_assert_int_eq(rbd_aio_write(a, 0, sizeof(buf), buf, c[1]), 0);
+	usleep(500 * 1000);
+	ck_assert_int_eq(rbd_aio_is_complete(c[0]), 0);
+	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	ck_assert_int_eq(th_sh("%s", pool_watchdog_cmd), 0);
+	atomic_store(&watchdog_stop, 1);
+	pthread_join(wd, NULL);
+	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(rbd_aio_wait_for_complete(c[i]), 0);
+		ck_assert_int_eq(rbd_aio_get_return_value(c[i]), i ? 0 : 0);
+		rbd_aio_release(c[i]);
+	}
+	ck_assert_int_eq(rbd_read(a, 0, sizeof(back), back), sizeof(back));
+	ck_assert_mem_eq(back, buf, sizeof(back));
+	ck_assert_int_eq(rbd_close(a), 0);
+	/* The map agrees with the data (rbd object-map check). */
+	ck_assert_int_eq(th_sh("rbd object-map check %s/%s >/dev/null 2>&1",
+			       pool, name), 0);
+	ck_assert_int_eq(rbd_remove(io, name), 0);
+	rados_ioctx_destroy(io);
+	ck_assert_int_eq(th_sh("ceph osd pool rm %s %s "
+			       "--yes-i-really-really-mean-it >/dev/null 2>&1",
+			       pool, pool),
+			 0);
+}
+END_TEST
+
 START_TEST(test_sched_off_by_refresh_keeps_held_order)
 {
 	held_order_round(false);
@@ -608,6 +694,7 @@ int main(void)
 	tcase_add_test(tc, test_sched_off_by_refresh_keeps_held_order);
 	tcase_add_test(tc, test_writearound_off_by_refresh_keeps_order);
 	tcase_add_test(tc, test_parked_writes_not_overtaken);
+	tcase_add_test(tc, test_objmap_transition_keeps_order);
 	suite_add_tcase(s, tc);
 	return th_run(s);
 }
