@@ -112,8 +112,8 @@ static void set_state_locked(struct rbdl_objmap *om, uint64_t objno,
 {
 	uint8_t b = om->bits[objno / 4];
 
-	/* Writers hold om->mu; readers load the byte relaxed (objmap.h).
-	 * Release: pairs with rbdl_objmap_settled's fence. */
+	/* Writers hold om->mu; readers load the byte lock-free.  Release:
+	 * pairs with rbdl_objmap_get's acquire (rbdl_objmap_settled). */
 	rbdl_om_set_state(&b, objno % 4, st);
 	__atomic_store_n(&om->bits[objno / 4], b, __ATOMIC_RELEASE);
 }

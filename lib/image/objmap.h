@@ -135,11 +135,11 @@ static inline uint8_t rbdl_objmap_get(const struct rbdl_objmap *om,
 
 	if (!bits)	/* made unusable meanwhile */
 		return RBDL_OBJ_NONEXISTENT;
-	/* Relaxed: a stale EXISTS is harmless (it only ever moves away from
-	 * EXISTS through a discard of the same object, which the caller's
-	 * own request ordering governs); every other value sends the caller
-	 * to the locked slow path. */
-	uint8_t b = __atomic_load_n(&bits[objno / 4], __ATOMIC_RELAXED);
+	/* Acquire: pairs with set_state_locked's release store, so a reader
+	 * that sees a transition's new state sees it counted in
+	 * transitions (rbdl_objmap_settled).  A stale value is harmless:
+	 * a transition in flight is counted there already. */
+	uint8_t b = __atomic_load_n(&bits[objno / 4], __ATOMIC_ACQUIRE);
 
 	return rbdl_om_state(&b, objno % 4);
 }
@@ -165,14 +165,13 @@ bool rbdl_objmap_pending(struct rbdl_objmap *om, uint64_t objno,
  * May the data path act on objno's state as read (rbdl_objmap_get)
  * without the map's lock: no transition of it in flight, nor one still
  * releasing the writes that waited for it (they go first)?  Lock-free
- * while no transition is in flight at all.  The acquire fence pairs with
- * the release store of a transition's new state (set_state_locked): a
- * reader that saw the new state sees its transition counted.
+ * while no transition is in flight at all.  Relaxed: the state was read
+ * with acquire (rbdl_objmap_get), which orders this load after it, and a
+ * transition is counted before its new state is stored.
  */
 static inline bool rbdl_objmap_settled(struct rbdl_objmap *om,
 				       uint64_t objno, bool passed)
 {
-	atomic_thread_fence(memory_order_acquire);
 	if (!atomic_load_explicit(&om->transitions, memory_order_relaxed))
 		return true;
 	return !rbdl_objmap_pending(om, objno, passed);
