@@ -340,17 +340,24 @@ static void set_owner_locked(struct rbdl_lock *lk)
 /* mu held (dropped while resuming): resume the parked writes in order,
  * and those that parked behind them meanwhile, while the lock stays ours;
  * then writes pass the gate again.  What is left parked when the lock
- * is no longer ours is the state machine's. */
+ * is no longer ours is the state machine's.  One loop at a time (the
+ * lock's task, or rbdl_lock_maint_end on an application thread): a
+ * second caller leaves the parked writes to the loop running, which
+ * looks at the list under mu before it ends. */
 static void resume_owner_locked(struct rbdl_lock *lk)
 {
 	struct rbdl_lkwaiter *w;
 
+	if (lk->resume_active)
+		return;
+	lk->resume_active = true;
 	while (atomic_load(&lk->state) == RBDL_LOCK_OWNER &&
 	       (w = take_parked_locked(lk))) {
 		pthread_mutex_unlock(&lk->mu);
 		resume_all(w, 0);
 		pthread_mutex_lock(&lk->mu);
 	}
+	lk->resume_active = false;
 	atomic_store(&lk->resuming, false);
 }
 
@@ -522,6 +529,7 @@ int rbdl_lock_init(struct rbdl_image *img)
 
 	atomic_init(&lk->writes, 0);
 	atomic_init(&lk->resuming, false);
+	lk->resume_active = false;
 	lk->img = img;
 	lk->notifies = 0;
 	atomic_store_explicit(&lk->blocklisted, false, memory_order_relaxed);

@@ -104,6 +104,7 @@ struct rbdl_lock {
 	 * park behind them (seq_cst; set before OWNER is stored, cleared
 	 * once none is left parked), so none overtakes a parked one. */
 	atomic_bool resuming;
+	bool resume_active;		/* a resume_owner_locked loop runs */
 	uint64_t gid;			/* our client id */
 	char cookie[RBDL_LOCK_COOKIE_MAX];	/* "auto <watch handle>" */
 };
