@@ -255,6 +255,7 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	atomic_init(&img->wa.tracked, 0);
 	atomic_init(&img->wa.acks, NULL);
 	atomic_init(&img->wa.ack_live, false);
+	atomic_init(&img->wa.ack_busy, 0);
 	atomic_init(&img->wr_io, NULL);
 	atomic_init(&img->pview, NULL);
 	atomic_init(&img->journal_h, NULL);

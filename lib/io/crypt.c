@@ -78,6 +78,12 @@ static void creq_init_once(void)
 static uint64_t down(uint64_t x, uint32_t bs) { return x & ~(uint64_t)(bs - 1); }
 static uint64_t up(uint64_t x, uint32_t bs) { return down(x + bs - 1, bs); }
 
+/* a's length clipped to a data area of size bytes (a->off < size). */
+static uint64_t clip_len(const struct rbdl_io_args *a, uint64_t size)
+{
+	return a->len < size - a->off ? a->len : size - a->off;
+}
+
 /* The data-area offset off as an offset of the image: one past any size
  * when it would wrap (the data path then refuses it as past the end). */
 static uint64_t raw_off(const struct rbdl_crypt *k, uint64_t off)
@@ -282,7 +288,7 @@ static int crypt_read(struct rbdl_image *img, struct rbdl_crypt *k,
 		      uint64_t size)
 {
 	uint32_t bs = k->cipher.block;
-	uint64_t end = a->len < size - a->off ? a->off + a->len : size;
+	uint64_t end = a->off + clip_len(a, size);
 	struct creq *q = creq_new(img, k, c, a, a->iov ? a->iovcnt : 0);
 	int r;
 
@@ -498,7 +504,7 @@ static int crypt_write(struct rbdl_image *img, struct rbdl_crypt *k,
 		       uint64_t size, bool may_ack, struct rbdl_crange *within)
 {
 	uint32_t bs = k->cipher.block;
-	uint64_t len = a->len < size - a->off ? a->len : size - a->off;
+	uint64_t len = clip_len(a, size);
 	struct creq *q = creq_new(img, k, c, a, 0);
 	bool direct;
 	int r;
@@ -737,7 +743,7 @@ static int crypt_zeros(struct rbdl_image *img, struct rbdl_crypt *k,
 		       struct rbdl_comp *c, const struct rbdl_io_args *a,
 		       uint64_t size)
 {
-	uint64_t len = a->len < size - a->off ? a->len : size - a->off;
+	uint64_t len = clip_len(a, size);
 	struct creq *q = creq_new(img, k, c, a, 0);
 	int r;
 
@@ -819,9 +825,7 @@ static bool crypt_refused(struct rbdl_image *img,
 					       memory_order_relaxed) < 0) ||
 	       /* the data path checks the clipped length */
 	       (a->op == RBDL_OP_CAW &&
-		(a->off % 512) + (a->len < size - a->off ? a->len
-							 : size - a->off) >
-			512) ||
+		(a->off % 512) + clip_len(a, size) > 512) ||
 	       (a->op == RBDL_OP_WRITESAME &&
 		(a->data_len == 0 || a->len % a->data_len != 0)) ||
 	       (a->op == RBDL_OP_WRITE_ZEROES &&
@@ -841,12 +845,16 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 	 * judged on the image as it is: a refresh that is due (another
 	 * client grew the image) runs first here, on this rare path, or a
 	 * request past the old end would reach the data path raw. */
-	if (crypt_refused(img, a, size) && rbdl_image_refresh_due(img) &&
-	    rbdl_image_maybe_refresh(img) == 0)
+	bool refused = crypt_refused(img, a, size);
+
+	if (refused && rbdl_image_refresh_due(img) &&
+	    rbdl_image_maybe_refresh(img) == 0) {
 		size = rbdl_crypt_size(
 			k, atomic_load_explicit(&img->size,
 						memory_order_acquire));
-	if (crypt_refused(img, a, size))
+		refused = crypt_refused(img, a, size);
+	}
+	if (refused)
 		return writes ? crypt_pass(img, k, c, a)
 			      : forward(img, k, c, a);
 	switch (a->op) {

@@ -695,10 +695,8 @@ void rbdl_obj_advance(struct rbdl_objreq *o, int r, bool in_submit)
 			 * state it would see is the one that could not be
 			 * recorded, and a second try fails again. */
 			if (r == 0 && rbdl_objmap_ready(req->img->om) &&
-			    !rbdl_objmap_trusted(req->img->om)) {
-				o->omw.passed = false;
+			    !rbdl_objmap_trusted(req->img->om))
 				next = obj_send_state(o);
-			}
 			else
 				next = r < 0 ? r : RBDL_ST_START;
 			break;

@@ -234,15 +234,20 @@ static void req_lock_resume(struct rbdl_lkwaiter *w, int err)
 	req_send(req, false);
 }
 
-/* Does a request of this op carry caller data that is copied when kept
- * (rbd_disable_zero_copy_writes)?  Writes, compare-and-writes, and
- * write-sames with a pattern (buf; a thick write-same has none, and a
- * vector write's data is in iov, buf NULL). */
+/* Does a request of this op carry caller data?  Writes,
+ * compare-and-writes, and write-sames with a pattern (buf; a thick
+ * write-same has none, and a vector write's data is in iov, buf NULL). */
+static bool data_op(enum rbdl_op op, const void *buf)
+{
+	return op == RBDL_OP_WRITE || op == RBDL_OP_CAW ||
+	       (op == RBDL_OP_WRITESAME && buf);
+}
+
+/* And is it copied when kept (rbd_disable_zero_copy_writes)? */
 static bool carries_data(struct rbdl_image *img, enum rbdl_op op,
 			 const void *buf)
 {
-	return (op == RBDL_OP_WRITE || op == RBDL_OP_CAW ||
-		(op == RBDL_OP_WRITESAME && buf)) &&
+	return data_op(op, buf) &&
 	       atomic_load_explicit(&img->copy_writes, memory_order_relaxed);
 }
 
@@ -253,10 +258,8 @@ static bool carries_data(struct rbdl_image *img, enum rbdl_op op,
 static bool keeps_data(struct rbdl_image *img, enum rbdl_op op,
 		       const void *buf, uint8_t wa_kind)
 {
-	if (wa_kind == RBDL_WA_WRITE)
-		return op == RBDL_OP_WRITE || op == RBDL_OP_CAW ||
-		       (op == RBDL_OP_WRITESAME && buf);
-	return carries_data(img, op, buf);
+	return wa_kind == RBDL_WA_WRITE ? data_op(op, buf)
+					: carries_data(img, op, buf);
 }
 
 /* Map and send.  Called with the completion armed and the range clipped. */

@@ -81,7 +81,8 @@ enum {
 };
 
 /* An op to o's object that the scheduler does not register (a copy-up
- * alone, or any op while the scheduler is off) is due: the object's runs go first. */
+ * alone, or any op while the scheduler is off) is due: the object's runs
+ * go first. */
 void rbdl_sched_barrier(struct rbdl_objreq *o);
 
 /* The slow half of rbdl_sched_write: o's count is in its slot, which
@@ -141,7 +142,6 @@ static inline int rbdl_sched_write(struct rbdl_objreq *o)
 		rbdl_sched_done(o);
 	return r < 0 ? r : RBDL_SCHED_SENT;
 }
-
 
 /* The slow half of rbdl_sched_read (runs are held in o's slot). */
 void rbdl_sched_read_held(struct rbdl_objreq *o);
