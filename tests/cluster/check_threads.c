@@ -229,9 +229,13 @@ START_TEST(test_callback_sync_write_takes_lock_over)
 }
 END_TEST
 
-/* Unpauses the OSDs after 60 s if the test did not: a submission that
- * waited for the refresh would otherwise never return. */
+/*
+ * A fault the test injects and undoes itself (OSDs paused, a pool mapped
+ * to no OSD): the watchdog undoes it after 60 s if the test did not, or a
+ * submission that waits for it would never return.
+ */
 static atomic_int watchdog_fired, watchdog_stop;
+static char watchdog_undo[256];
 
 static void *watchdog(void *arg)
 {
@@ -240,10 +244,35 @@ static void *watchdog(void *arg)
 		usleep(100 * 1000);
 	if (!atomic_load(&watchdog_stop)) {
 		atomic_store(&watchdog_fired, 1);
-		th_sh("ceph osd unpause >/dev/null 2>&1");
+		th_sh("%s", watchdog_undo);
 	}
 	return NULL;
 }
+
+/* Inject the fault (shell command cause) with the watchdog armed to run
+ * undo; the client acts on it once it has the map that says so. */
+static void fault_begin(pthread_t *wd, const char *cause, const char *undo)
+{
+	snprintf(watchdog_undo, sizeof(watchdog_undo), "%s", undo);
+	atomic_store(&watchdog_stop, 0);
+	atomic_store(&watchdog_fired, 0);
+	pthread_create(wd, NULL, watchdog, NULL);
+	ck_assert_int_eq(th_sh("%s", cause), 0);
+	ck_assert_int_eq(rados_wait_for_latest_osdmap(t.cluster), 0);
+}
+
+/* Undo the fault; the watchdog never had to. */
+static void fault_end(pthread_t wd)
+{
+	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	ck_assert_int_eq(th_sh("%s", watchdog_undo), 0);
+	atomic_store(&watchdog_stop, 1);
+	pthread_join(wd, NULL);
+	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+}
+
+#define OSD_PAUSE "ceph osd pause >/dev/null 2>&1"
+#define OSD_UNPAUSE "ceph osd unpause >/dev/null 2>&1"
 
 static atomic_int header_updates;
 
@@ -282,10 +311,7 @@ START_TEST(test_submit_during_refresh_does_not_wait)
 	for (int i = 0; i < 300 && !atomic_load(&header_updates); i++)
 		usleep(100 * 1000);
 	ck_assert_int_ge(atomic_load(&header_updates), 1);
-	pthread_create(&wd, NULL, watchdog, NULL);
-	ck_assert_int_eq(th_sh("ceph osd pause >/dev/null 2>&1"), 0);
-	/* The client pauses once it has the map that says so. */
-	ck_assert_int_eq(rados_wait_for_latest_osdmap(t.cluster), 0);
+	fault_begin(&wd, OSD_PAUSE, OSD_UNPAUSE);
 	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &w1), 0);
 	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &w2), 0);
 	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &fl), 0);
@@ -297,11 +323,7 @@ START_TEST(test_submit_during_refresh_does_not_wait)
 	ck_assert_int_eq(rbd_aio_is_complete(w1), 0);
 	ck_assert_int_eq(rbd_aio_is_complete(w2), 0);
 	ck_assert_int_eq(rbd_aio_is_complete(fl), 0);
-	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
-	ck_assert_int_eq(th_sh("ceph osd unpause >/dev/null 2>&1"), 0);
-	atomic_store(&watchdog_stop, 1);
-	pthread_join(wd, NULL);
-	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	fault_end(wd);
 	ck_assert_int_eq(rbd_aio_wait_for_complete(fl), 0);
 	ck_assert_int_eq(rbd_aio_get_return_value(fl), 0);
 	/* The flush came after both writes. */
@@ -376,11 +398,7 @@ START_TEST(test_parked_writes_not_overtaken)
 	ck_assert_int_eq(owner, 1);
 	ck_assert_int_eq(rbd_open(t.io, name, &a, NULL), 0);
 
-	atomic_store(&watchdog_stop, 0);
-	atomic_store(&watchdog_fired, 0);
-	pthread_create(&wd, NULL, watchdog, NULL);
-	ck_assert_int_eq(th_sh("ceph osd pause >/dev/null 2>&1"), 0);
-	ck_assert_int_eq(rados_wait_for_latest_osdmap(t.cluster), 0);
+	fault_begin(&wd, OSD_PAUSE, OSD_UNPAUSE);
 	for (int i = 0; i < N; i++) {
 		memset(buf, 1 + i % 200, BS);
 		ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &c[i]),
@@ -394,10 +412,7 @@ START_TEST(test_parked_writes_not_overtaken)
 	o.off = (uint64_t)(N - 1) * BS;
 	ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &o.c), 0);
 	pthread_create(&poller, NULL, overtake_poll, &o);
-	ck_assert_int_eq(th_sh("ceph osd unpause >/dev/null 2>&1"), 0);
-	atomic_store(&watchdog_stop, 1);
-	pthread_join(wd, NULL);
-	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	fault_end(wd);
 	pthread_join(poller, NULL);
 	ck_assert_int_eq(atomic_load(&o.state), 1);
 	for (int i = 0; i < N; i++) {
@@ -428,19 +443,42 @@ static uint64_t sched_runs(void)
 	return st.sched_runs;
 }
 
-/* Unblocks the data pool after 60 s if the test did not. */
-static char pool_watchdog_cmd[256];
-
-static void *pool_watchdog(void *arg)
+/* A pool of the test's own, prefix-<pid> in pool[64], which pool_block
+ * can map to no OSD (a CRUSH rule over an empty root): its ops then wait
+ * while the other pools work. */
+static void pool_create(char pool[64], const char *prefix)
 {
-	(void)arg;
-	for (int i = 0; i < 600 && !atomic_load(&watchdog_stop); i++)
-		usleep(100 * 1000);
-	if (!atomic_load(&watchdog_stop)) {
-		atomic_store(&watchdog_fired, 1);
-		th_sh("%s", pool_watchdog_cmd);
-	}
-	return NULL;
+	snprintf(pool, 64, "%s-%d", prefix, (int)getpid());
+	ck_assert_int_eq(th_sh("ceph osd crush add-bucket qnowhere root "
+			       ">/dev/null 2>&1 && ceph osd crush rule "
+			       "create-replicated qnowhere qnowhere osd "
+			       ">/dev/null 2>&1 && ceph osd pool create %s 8 8 "
+			       ">/dev/null 2>&1 && ceph osd pool application "
+			       "enable %s rbd >/dev/null 2>&1",
+			       pool, pool),
+			 0);
+}
+
+static void pool_remove(const char *pool)
+{
+	ck_assert_int_eq(th_sh("ceph osd pool rm %s %s "
+			       "--yes-i-really-really-mean-it >/dev/null 2>&1",
+			       pool, pool),
+			 0);
+}
+
+/* Map pool to no OSD until fault_end(*wd). */
+static void pool_block(pthread_t *wd, const char *pool)
+{
+	char cause[160], undo[160];
+
+	snprintf(cause, sizeof(cause),
+		 "ceph osd pool set %s crush_rule qnowhere >/dev/null 2>&1",
+		 pool);
+	snprintf(undo, sizeof(undo),
+		 "ceph osd pool set %s crush_rule replicated_rule "
+		 ">/dev/null 2>&1", pool);
+	fault_begin(wd, cause, undo);
 }
 
 /*
@@ -473,16 +511,7 @@ static void held_order_round(bool wa)
 	uint64_t runs;
 	pthread_t wd;
 
-	snprintf(pool, sizeof(pool), "%s-%d", wa ? "qwaoff" : "qschedoff",
-		 (int)getpid());
-	ck_assert_int_eq(th_sh("ceph osd crush add-bucket qnowhere root "
-			       ">/dev/null 2>&1 && ceph osd crush rule "
-			       "create-replicated qnowhere qnowhere osd "
-			       ">/dev/null 2>&1 && ceph osd pool create %s 8 8 "
-			       ">/dev/null 2>&1 && ceph osd pool application "
-			       "enable %s rbd >/dev/null 2>&1",
-			       pool, pool),
-			 0);
+	pool_create(pool, wa ? "qwaoff" : "qschedoff");
 	rbd_image_options_create(&o);
 	ck_assert_int_eq(rbd_image_options_set_uint64(o,
 			RBD_IMAGE_OPTION_FEATURES, RBD_FEATURE_LAYERING), 0);
@@ -519,17 +548,7 @@ static void held_order_round(bool wa)
 	ck_assert_int_eq(rados_write_op_operate(op, t.io, oid, NULL, 0), 0);
 	rados_release_write_op(op);
 
-	snprintf(pool_watchdog_cmd, sizeof(pool_watchdog_cmd),
-		 "ceph osd pool set %s crush_rule replicated_rule "
-		 ">/dev/null 2>&1", pool);
-	atomic_store(&watchdog_stop, 0);
-	atomic_store(&watchdog_fired, 0);
-	pthread_create(&wd, NULL, pool_watchdog, NULL);
-	ck_assert_int_eq(th_sh("ceph osd pool set %s crush_rule qnowhere "
-			       ">/dev/null 2>&1", pool),
-			 0);
-	/* The client holds the data pool's ops once it has the map. */
-	ck_assert_int_eq(rados_wait_for_latest_osdmap(t.cluster), 0);
+	pool_block(&wd, pool);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &c[i]), 0);
 	ck_assert_int_eq(rbdlite_get_stats(&st0, sizeof(st0)), 0);
@@ -561,11 +580,7 @@ static void held_order_round(bool wa)
 	} else {
 		usleep(500 * 1000);	/* c's refresh ran: c is past it */
 	}
-	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
-	ck_assert_int_eq(th_sh("%s", pool_watchdog_cmd), 0);
-	atomic_store(&watchdog_stop, 1);
-	pthread_join(wd, NULL);
-	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	fault_end(wd);
 	for (int i = 0; i < 3; i++) {
 		ck_assert_int_eq(rbd_aio_wait_for_complete(c[i]), 0);
 		ck_assert_int_eq(rbd_aio_get_return_value(c[i]), 0);
@@ -578,10 +593,7 @@ static void held_order_round(bool wa)
 	ck_assert_mem_eq(back, pc, sizeof(back));
 	ck_assert_int_eq(rbd_close(a), 0);
 	ck_assert_int_eq(rbd_remove(t.io, name), 0);
-	ck_assert_int_eq(th_sh("ceph osd pool rm %s %s "
-			       "--yes-i-really-really-mean-it >/dev/null 2>&1",
-			       pool, pool),
-			 0);
+	pool_remove(pool);
 }
 
 /*
@@ -602,15 +614,7 @@ START_TEST(test_objmap_transition_keeps_order)
 	rbd_image_t a;
 	pthread_t wd;
 
-	snprintf(pool, sizeof(pool), "qomorder-%d", (int)getpid());
-	ck_assert_int_eq(th_sh("ceph osd crush add-bucket qnowhere root "
-			       ">/dev/null 2>&1 && ceph osd crush rule "
-			       "create-replicated qnowhere qnowhere osd "
-			       ">/dev/null 2>&1 && ceph osd pool create %s 8 8 "
-			       ">/dev/null 2>&1 && ceph osd pool application "
-			       "enable %s rbd >/dev/null 2>&1",
-			       pool, pool),
-			 0);
+	pool_create(pool, "qomorder");
 	ck_assert_int_eq(rados_ioctx_create(t.cluster, pool, &io), 0);
 	rbd_image_options_create(&o);
 	ck_assert_int_eq(rbd_image_options_set_uint64(o,
@@ -627,16 +631,7 @@ START_TEST(test_objmap_transition_keeps_order)
 	/* The lock is ours and the object exists in the map. */
 	ck_assert_int_eq(rbd_write(a, 0, sizeof(buf), buf), sizeof(buf));
 
-	snprintf(pool_watchdog_cmd, sizeof(pool_watchdog_cmd),
-		 "ceph osd pool set %s crush_rule replicated_rule "
-		 ">/dev/null 2>&1", pool);
-	atomic_store(&watchdog_stop, 0);
-	atomic_store(&watchdog_fired, 0);
-	pthread_create(&wd, NULL, pool_watchdog, NULL);
-	ck_assert_int_eq(th_sh("ceph osd pool set %s crush_rule qnowhere "
-			       ">/dev/null 2>&1", pool),
-			 0);
-	ck_assert_int_eq(rados_wait_for_latest_osdmap(t.cluster), 0);
+	pool_block(&wd, pool);
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(rbd_aio_create_completion(NULL, NULL, &c[i]), 0);
 	ck_assert_int_eq(rbd_aio_discard(a, 0, 4 << 20, c[0]), 0);
@@ -644,11 +639,7 @@ START_TEST(test_objmap_transition_keeps_order)
 	ck_assert_int_eq(rbd_aio_write(a, 0, sizeof(buf), buf, c[1]), 0);
 	usleep(500 * 1000);
 	ck_assert_int_eq(rbd_aio_is_complete(c[0]), 0);
-	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
-	ck_assert_int_eq(th_sh("%s", pool_watchdog_cmd), 0);
-	atomic_store(&watchdog_stop, 1);
-	pthread_join(wd, NULL);
-	ck_assert_int_eq(atomic_load(&watchdog_fired), 0);
+	fault_end(wd);
 	for (int i = 0; i < 2; i++) {
 		ck_assert_int_eq(rbd_aio_wait_for_complete(c[i]), 0);
 		ck_assert_int_eq(rbd_aio_get_return_value(c[i]), i ? 0 : 0);
@@ -662,10 +653,7 @@ START_TEST(test_objmap_transition_keeps_order)
 			       pool, name), 0);
 	ck_assert_int_eq(rbd_remove(io, name), 0);
 	rados_ioctx_destroy(io);
-	ck_assert_int_eq(th_sh("ceph osd pool rm %s %s "
-			       "--yes-i-really-really-mean-it >/dev/null 2>&1",
-			       pool, pool),
-			 0);
+	pool_remove(pool);
 }
 END_TEST
 

@@ -112,7 +112,7 @@ as_nobody() {
 # start_libvirtd MODE: libvirtd for MODE in $D; sets LVPID; returns 1 (with
 # a FAIL) if it does not answer within 30 s.
 start_libvirtd() {
-    local mode=$1 i
+    local mode=$1
     local -a pre=()
     rm -rf -- "$D"
     mkdir -p "$D"/{home,run,config,cache,ld}
@@ -135,18 +135,14 @@ EOF
         "${pre[@]}" libvirtd --timeout 600 -f "$D/libvirtd.conf" -p "$D/run/libvirtd.pid") \
         >"$D/libvirtd.out" 2>&1 &
     LVPID=$!
-    for ((i = 0; i < 300; i++)); do
-        if [[ -S $D/run/libvirt/libvirt-sock ]] && vsh pool-list --all >/dev/null 2>&1; then
-            if [[ $(cat "$D/run/libvirtd.pid" 2>/dev/null) != "$LVPID" ]]; then
-                fail "$mode: libvirtd's pid file says $(cat "$D/run/libvirtd.pid" 2>/dev/null), not $LVPID"
-                return 1
-            fi
-            pass "$mode: libvirtd (pid $LVPID) started and answers virsh"
-            return 0
+    if rbdl_await_answer "$LVPID" 300 libvirtd_answers; then
+        if [[ $(cat "$D/run/libvirtd.pid" 2>/dev/null) != "$LVPID" ]]; then
+            fail "$mode: libvirtd's pid file says $(cat "$D/run/libvirtd.pid" 2>/dev/null), not $LVPID"
+            return 1
         fi
-        kill -0 "$LVPID" 2>/dev/null || break
-        sleep 0.1
-    done
+        pass "$mode: libvirtd (pid $LVPID) started and answers virsh"
+        return 0
+    fi
     if kill -0 "$LVPID" 2>/dev/null; then
         fail "$mode: libvirtd-start" "libvirtd does not answer 'virsh pool-list' within 30 s"
     else
@@ -184,6 +180,11 @@ stop_libvirtd() {
 vsh() {
     (as_nobody -- timeout -k 5 "$VIRSH_TMO" \
         virsh -q -c "qemu:///session?socket=$D/run/libvirt/libvirt-sock" "$@")
+}
+
+# libvirtd_answers: this mode's daemon has its socket and answers virsh.
+libvirtd_answers() {
+    [[ -S $D/run/libvirt/libvirt-sock ]] && vsh pool-list --all >/dev/null 2>&1
 }
 
 # alive STEP: libvirtd is still running after STEP, else a FAIL (and 1).

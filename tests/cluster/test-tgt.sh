@@ -89,6 +89,7 @@ free_port() {
 }
 
 T() { timeout -k 5 30 tgtadm -C "$CPORT" "$@"; }
+tgtd_answers() { T --op show --mode sys >/dev/null 2>&1; }
 
 # start_tgtd MODE: tgtd for MODE; sets TGTPID, CPORT, PORT.  The portal
 # port is free when chosen, not reserved: if tgtd exits at once (another
@@ -112,14 +113,10 @@ start_tgtd() {
         (exec env -u LD_PRELOAD -u LD_LIBRARY_PATH LD_DEBUG=bindings,files LD_DEBUG_OUTPUT="$D/ld/b" \
             "${pre[@]}" tgtd -f -C "$CPORT" --iscsi portal="127.0.0.1:$PORT") >"$D/tgtd.log" 2>&1 &
         TGTPID=$!
-        for ((i = 0; i < 100; i++)); do
-            if T --op show --mode sys >/dev/null 2>&1; then
-                pass "$mode: tgtd (pid $TGTPID, control port $CPORT, portal 127.0.0.1:$PORT) started"
-                return 0
-            fi
-            kill -0 "$TGTPID" 2>/dev/null || break
-            sleep 0.1
-        done
+        if rbdl_await_answer "$TGTPID" 100 tgtd_answers; then
+            pass "$mode: tgtd (pid $TGTPID, control port $CPORT, portal 127.0.0.1:$PORT) started"
+            return 0
+        fi
         if kill -0 "$TGTPID" 2>/dev/null; then
             fail "$mode: tgtd-start" "tgtadm -C $CPORT --op show --mode sys: no answer within 10 s"
             break

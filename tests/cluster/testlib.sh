@@ -373,6 +373,20 @@ rbdl_await_waiting() {
     done
 }
 
+# rbdl_await_answer PID TENTHS CMD...: run CMD every 0.1 s, at most
+# TENTHS times, while process PID lives: 0 once CMD succeeds, 1 when PID
+# died or the time ran out (the caller tells which with kill -0).
+rbdl_await_answer() {
+    local pid=$1 n=$2 i
+    shift 2
+    for ((i = 0; i < n; i++)); do
+        "$@" && return 0
+        kill -0 "$pid" 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+
 pass() { rbdl_pass "$@"; }
 fail() { rbdl_fail "$@"; }
 show_log() { rbdl_show_log "$@"; }
