@@ -333,13 +333,14 @@ static void unlink_locked(struct rbdl_objmap *om, struct rbdl_om_update *rec)
 		}
 }
 
-static void release_waiters(struct rbdl_omwaiter *w, int err)
+/* in_submit: the caller may be inside a submission (omwaiter). */
+static void release_waiters(struct rbdl_omwaiter *w, int err, bool in_submit)
 {
 	while (w) {
 		struct rbdl_omwaiter *n = w->next;
 
 		w->passed = err == 0;
-		w->go(w, err);
+		w->go(w, err, in_submit);
 		w = n;
 	}
 }
@@ -361,7 +362,7 @@ static void drain_locked(struct rbdl_objmap *om, struct rbdl_om_update *rec)
 		if (!w)
 			break;
 		pthread_mutex_unlock(&om->mu);
-		release_waiters(w, 0);
+		release_waiters(w, 0, false);
 		pthread_mutex_lock(&om->mu);
 	}
 	unlink_locked(om, rec);
@@ -379,7 +380,7 @@ static void invalidated_cb(rados_completion_t rc, void *arg)
 	/* The map is flagged invalid now: the data may go ahead.  If the
 	 * flag could not be written either, nothing would record the
 	 * write: it fails, as librbd's does. */
-	release_waiters(w, r < 0 ? r : 0);
+	release_waiters(w, r < 0 ? r : 0, false);
 }
 
 static void update_cb(rados_completion_t rc, void *arg)
@@ -410,7 +411,7 @@ static void update_cb(rados_completion_t rc, void *arg)
 	pthread_mutex_unlock(&om->mu);
 	if (r == -EBUSY) {
 		/* We lost the map lock: never write behind its back. */
-		release_waiters(rec->wh, -EROFS);
+		release_waiters(rec->wh, -EROFS, false);
 		free(rec);
 		return;
 	}
@@ -438,7 +439,7 @@ static void update_cb(rados_completion_t rc, void *arg)
 		}
 		if (rec->op)
 			rados_release_write_op(rec->op);
-		release_waiters(rec->wh, -EIO);
+		release_waiters(rec->wh, -EIO, false);
 		free(rec);
 		return;
 	}
@@ -518,7 +519,7 @@ int rbdl_objmap_prepare(struct rbdl_image *img, uint64_t objno, uint8_t target,
 		/* w (always the first waiter) gets the error as our return
 		 * value; requests that queued behind it meanwhile get it
 		 * through their go(). */
-		release_waiters(w->next, -EIO);
+		release_waiters(w->next, -EIO, true);
 		free(rec);
 		return -EIO;
 	}

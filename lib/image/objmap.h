@@ -37,10 +37,14 @@
 struct rbdl_image;
 
 /* Something waiting for a transition: go() runs once it committed (err 0)
- * or definitively failed (err < 0), on librados' callback thread. */
+ * or definitively failed (err < 0), on librados' callback thread -- or,
+ * with in_submit, in rbdl_objmap_prepare when its op could not be sent:
+ * maybe inside a submission. */
 struct rbdl_omwaiter {
 	struct rbdl_omwaiter *next;
-	void (*go)(struct rbdl_omwaiter *w, int err);
+	/* in_submit: called where a submission may be in progress (a
+	 * request it finishes must not complete inside that call). */
+	void (*go)(struct rbdl_omwaiter *w, int err, bool in_submit);
 	/* Set when a finished transition released w (go(w, 0)): w goes
 	 * ahead of writes that queued on that transition after it. */
 	bool passed;

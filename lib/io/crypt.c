@@ -179,6 +179,16 @@ static void creq_free(struct creq *q)
 		free(q);
 }
 
+/*
+ * Depth of rbdl_crypt_submit calls on this thread.  A request can finish
+ * inside its own submission: its range is granted at once, then an inner
+ * request fails to start, or a compare-and-write's edge read is answered
+ * before the call drops its guard and the compare fails.  Its completion
+ * then goes through a librados thread (rbdl_comp_complete_deferred), as
+ * the data path's do: never a callback inside the submitting call.
+ */
+static __thread unsigned submitting;
+
 /* Finish q: release its range (if held), complete the caller's -- or,
  * for a write acknowledged early, keep its error for the next flush
  * (before the range goes: a flush waits for it), end its write-around
@@ -200,6 +210,8 @@ static void creq_done(struct creq *q, ssize_t r, bool held)
 	creq_free(q);
 	if (early)
 		rbdl_delivery_put(&img->dl);	/* taken by ack_early */
+	else if (submitting)
+		rbdl_comp_complete_deferred(c, r, img->defer_io);
 	else
 		rbdl_comp_complete(c, r);
 }
@@ -832,8 +844,8 @@ static bool crypt_refused(struct rbdl_image *img,
 		(a->zero_flags & ~RBD_WRITE_ZEROES_FLAG_THICK_PROVISION));
 }
 
-int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
-		      struct rbdl_comp *c, const struct rbdl_io_args *a)
+static int crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
+			struct rbdl_comp *c, const struct rbdl_io_args *a)
 {
 	uint64_t size = rbdl_crypt_size(
 		k, atomic_load_explicit(&img->size, memory_order_acquire));
@@ -879,4 +891,15 @@ int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
 	default:	/* discard, write-zeroes */
 		return crypt_zeros(img, k, c, a, size);
 	}
+}
+
+int rbdl_crypt_submit(struct rbdl_image *img, struct rbdl_crypt *k,
+		      struct rbdl_comp *c, const struct rbdl_io_args *a)
+{
+	int r;
+
+	submitting++;
+	r = crypt_submit(img, k, c, a);
+	submitting--;
+	return r;
 }

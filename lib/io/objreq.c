@@ -110,10 +110,10 @@ static void obj_rados_done(rados_completion_t rc, void *arg)
 	rbdl_obj_advance(o, r, false);
 }
 
-static void obj_map_done(struct rbdl_omwaiter *w, int err)
+static void obj_map_done(struct rbdl_omwaiter *w, int err, bool in_submit)
 {
 	rbdl_obj_advance(container_of(w, struct rbdl_objreq, omw), err,
-			 false);
+			 in_submit);
 }
 
 /* COPYUP_MAPS: drop one count of the snapshot map updates (or the

@@ -201,7 +201,10 @@ static void fail_runs(struct rbdl_objreq *f)
 		for (struct rbdl_objreq *o = f, *n; o; o = n) {
 			n = o->sched_next;
 			o->sched_next = NULL;
-			rbdl_obj_advance(o, err, false);
+			/* in_submit: the caller may be a submitter, and a
+			 * failed request of another caller must not complete
+			 * inside its call (deferred: request.c). */
+			rbdl_obj_advance(o, err, true);
 		}
 		f = nf;
 	}
