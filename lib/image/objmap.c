@@ -416,14 +416,27 @@ static void update_cb(rados_completion_t rc, void *arg)
 		return;
 	}
 	if (r < 0) {
-		/* librbd: invalidate the map, then carry on. */
+		/* librbd: invalidate the map, then carry on -- at once when
+		 * the image is flagged invalid already: librbd's invalidation
+		 * finds its in-memory flag set and writes nothing, so after
+		 * a first one whose flag could not be written (that write
+		 * failed) the next writes go ahead. */
 		uint8_t in[24];
 		size_t n = encode_invalidate(in);
+		bool flagged = atomic_load(&img->flags) &
+			       RBD_FLAG_OBJECT_MAP_INVALID;
 
 		rbdl_err("image %s: object map update of object %" PRIu64
-			 " failed (%d); flagging the map invalid",
-			 img->name, rec->objno, r);
+			 " failed (%d); %s",
+			 img->name, rec->objno, r,
+			 flagged ? "the map is flagged invalid already"
+				 : "flagging the map invalid");
 		mark_invalid(img);
+		if (flagged) {
+			release_waiters(rec->wh, 0, false);
+			free(rec);
+			return;
+		}
 		rec->op = rados_create_write_op();
 		if (rec->op &&
 		    rados_aio_create_completion2(rec, invalidated_cb, &rec->rc) ==
