@@ -41,6 +41,10 @@ struct lane {
 	struct rbdl_ctl_task *head, *tail;
 	struct rbdl_ctl_task *timers;
 	struct worker *cur;	/* the worker new work goes to, or NULL */
+	/* Workers waiting for work on cv: a kick signals only then, and
+	 * after dropping mu (signalled under mu, a worker would wake only
+	 * to block on mu, and need a second wake-up when it is dropped). */
+	unsigned idle;
 	const char *name;
 	int index;
 };
@@ -180,9 +184,13 @@ static void *worker_main(void *arg)
 				.tv_nsec = (long)(next % 1000000000u),
 			};
 
+			l->idle++;
 			pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+			l->idle--;
 		} else {
+			l->idle++;
 			pthread_cond_wait(&l->cv, &l->mu);
+			l->idle--;
 		}
 	}
 	bool self_free = w->self_free;
@@ -238,9 +246,20 @@ void rbdl_ctl_task_init(struct rbdl_ctl_task *t, enum rbdl_ctl_lane lane,
 	pthread_mutex_unlock(&l->mu);
 }
 
+/* Drop l's mutex, then wake its idle workers if wake (see lane.idle; a
+ * worker that stops waiting meanwhile only wakes once more for nothing:
+ * it checks its queue under mu before every wait). */
+static void unlock_wake(struct lane *l, bool wake)
+{
+	pthread_mutex_unlock(&l->mu);
+	if (wake)
+		pthread_cond_broadcast(&l->cv);
+}
+
 int rbdl_ctl_kick(struct rbdl_ctl_task *t)
 {
 	struct lane *l = &lanes[t->lane];
+	bool wake = false;
 	int r = 0;
 
 	pthread_mutex_lock(&l->mu);
@@ -250,15 +269,16 @@ int rbdl_ctl_kick(struct rbdl_ctl_task *t)
 		else if (!t->queued)
 			enqueue_locked(l, t);
 		r = ensure_worker_locked(l);
-		pthread_cond_broadcast(&l->cv);
+		wake = l->idle > 0;
 	}
-	pthread_mutex_unlock(&l->mu);
+	unlock_wake(l, wake);
 	return r;
 }
 
 int rbdl_ctl_kick_at(struct rbdl_ctl_task *t, uint64_t due_ns)
 {
 	struct lane *l = &lanes[t->lane];
+	bool wake = false;
 	int r = 0;
 
 	pthread_mutex_lock(&l->mu);
@@ -270,9 +290,9 @@ int rbdl_ctl_kick_at(struct rbdl_ctl_task *t, uint64_t due_ns)
 		}
 		t->due_ns = due_ns ? due_ns : 1;
 		r = ensure_worker_locked(l);
-		pthread_cond_broadcast(&l->cv);
+		wake = l->idle > 0;
 	}
-	pthread_mutex_unlock(&l->mu);
+	unlock_wake(l, wake);
 	return r;
 }
 
@@ -286,11 +306,9 @@ int rbdl_ctl_submit_once(struct rbdl_ctl_task *t, enum rbdl_ctl_lane lane,
 	pthread_mutex_lock(&l->mu);
 	t->oneshot = true;
 	r = ensure_worker_locked(l);
-	if (r == 0) {
+	if (r == 0)
 		enqueue_locked(l, t);
-		pthread_cond_broadcast(&l->cv);
-	}
-	pthread_mutex_unlock(&l->mu);
+	unlock_wake(l, r == 0 && l->idle > 0);
 	return r;
 }
 
