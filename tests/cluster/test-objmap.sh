@@ -48,6 +48,16 @@ M=$((1 << 20))
 CMDS=(write 4M 4K 2 write 8M 4M 3 discard 8M 4M write 12M 8K 4
     read 0 4K read 4M 4K read 8M 4M read 12M 8K)
 
+# put_flags ID BYTES OUT WHAT: the header's "flags" omap value becomes
+# BYTES (printf %b escapes); a failure is noted in OUT ("rados setomapval
+# WHAT failed").
+put_flags() {
+    printf '%b' "$2" >"$3.flags"
+    rados -p "$POOL" setomapval "rbd_header.$1" flags \
+        --input-file "$3.flags" >>"$3.err" 2>&1 ||
+        echo "rados setomapval$4 failed" >>"$3"
+}
+
 # run BIN IMG BADFLAGS OUT: write the first object, break the map (and the
 # header's flags if BADFLAGS), then the rest of CMDS.
 run() {
@@ -63,23 +73,13 @@ run() {
     rbdl_await_waiting "$out" "$pid"
     rados -p "$POOL" rm "rbd_object_map.$id" >>"$out.err" 2>&1 ||
         echo "rados rm failed" >>"$out"
-    if ((bad)); then
-        printf '\001\000\000' >"$out.flags"
-        rados -p "$POOL" setomapval "rbd_header.$id" flags \
-            --input-file "$out.flags" >>"$out.err" 2>&1 ||
-            echo "rados setomapval failed" >>"$out"
-    fi
+    ((bad)) && put_flags "$id" '\001\000\000' "$out" ""   # undecodable
     touch "$go"
     wait "$pid"
     echo "exit $?" >>"$out"
     # The header readable again (both flags set, as librbd's would be):
     # the rbd CLI can judge and remove the image.
-    if ((bad)); then
-        printf '\003\000\000\000\000\000\000\000' >"$out.flags"
-        rados -p "$POOL" setomapval "rbd_header.$id" flags \
-            --input-file "$out.flags" >>"$out.err" 2>&1 ||
-            echo "rados setomapval (restore) failed" >>"$out"
-    fi
+    ((bad)) && put_flags "$id" '\003\000\000\000\000\000\000\000' "$out" " (restore)"
     sed -i "s|$go|GO|" "$out"
 }
 

@@ -401,7 +401,7 @@ test_snap_open() {
 # test_snap_busy LAYOUT IMG: snapshot s3 in the middle of a 10 s librbdlite
 # randwrite.  Whatever the snapshot caught, it must not change afterwards.
 test_snap_busy() {
-    local t="snap-busy-$1" img=$2 i rc json=$TMP/busy-$2.json log=$TMP/busy-$2.log
+    local t="snap-busy-$1" img=$2 rc json=$TMP/busy-$2.json log=$TMP/busy-$2.log
     local started=$TMP/busy-$2.started
     rm -f -- "$started"
     # exec_prerun runs once the image is open, right before the I/O starts.
@@ -411,11 +411,7 @@ test_snap_busy() {
         --name=busy --rw=randwrite --bsrange=4k-64k --iodepth=32 \
         --runtime=10 --time_based --exec_prerun="touch ${started##*/}") >"$log" 2>&1 &
     BGPID=$!
-    for ((i = 0; i < 10 * FIO_TMO; i++)); do
-        [[ -e $started ]] && break
-        kill -0 "$BGPID" 2>/dev/null || break
-        sleep 0.1
-    done
+    rbdl_await_answer "$BGPID" $((10 * FIO_TMO)) test -e "$started"
     [[ -e $started ]] && sleep 1.5  # let the writes run
     if ! kill -0 "$BGPID" 2>/dev/null; then
         wait "$BGPID"

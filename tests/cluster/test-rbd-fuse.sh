@@ -186,7 +186,7 @@ watchers() {
 }
 
 run_fuse() {
-    local u=fz$RANDOM-$M i
+    local u=fz$RANDOM-$M
     local a=$u-a b=$u-b c=$u-c d=$u-d e=$u-e
     MNT=$D/mnt
     mkdir -p "$MNT" "$D/ld"
@@ -201,11 +201,7 @@ run_fuse() {
     (exec env -u LD_PRELOAD -u LD_LIBRARY_PATH LD_DEBUG=bindings,files LD_DEBUG_OUTPUT="$D/ld/b" \
         "${PRE[@]}" "$RBD_FUSE" -c "$CEPH_CONF" -p "$POOL" "$MNT" -f) >"$D/fuse.log" 2>&1 &
     FUSEPID=$!
-    for ((i = 0; i < 100; i++)); do
-        mounted && break
-        kill -0 "$FUSEPID" 2>/dev/null || break
-        sleep 0.1
-    done
+    rbdl_await_answer "$FUSEPID" 100 mounted
     if ! mounted; then
         fail "$M: mount" "rbd-fuse -c CEPH_CONF -p $POOL $MNT -f did not mount within 10 s"
         show_log "$D/fuse.log"

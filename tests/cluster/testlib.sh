@@ -365,12 +365,8 @@ rbdl_fail() {
 }
 
 rbdl_await_waiting() {
-    local _
-    for _ in $(seq 300); do
-        grep -q '^  waiting' "$1" 2>/dev/null && return 0
-        kill -0 "$2" 2>/dev/null || return 0
-        sleep 0.1
-    done
+    rbdl_await_answer "$2" 300 grep -q '^  waiting' "$1" 2>/dev/null
+    return 0
 }
 
 # rbdl_await_answer PID TENTHS CMD...: run CMD every 0.1 s, at most
