@@ -43,7 +43,7 @@ RBDL_API int rbd_aio_create_completion(void *cb_arg,
 	r = rbdl_comp_create(cb_arg, (rbdl_callback_t)complete_cb, &comp);
 	if (r < 0)
 		return r;
-	*c = comp;
+	*c = rbdl_comp_handle(comp);
 	return 0;
 }
 
@@ -437,7 +437,7 @@ RBDL_API int rbd_poll_io_events(rbd_image_t image, rbd_completion_t *comps,
 
 	if (!d || numcomp <= 0 || !comps)
 		return -EINVAL;
-	return rbdl_delivery_poll(d, (struct rbdl_comp **)comps, numcomp);
+	return rbdl_delivery_poll(d, comps, numcomp);
 }
 
 /* ---- librbdlite extensions ------------------------------------------------ */

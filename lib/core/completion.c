@@ -53,6 +53,16 @@ int rbdl_comp_create(void *arg, rbdl_callback_t cb, struct rbdl_comp **out)
 
 	if (!c)
 		return -ENOMEM;
+	/* See rbdl_comp_handle(): the address must leave bits 48-63 free. */
+	if ((uintptr_t)c >> 48) {
+		rbdl_err("completion memory at %p is above 2^48", (void *)c);
+		rbdl_slab_free(&comp_slab, c);
+		return -ENOMEM;
+	}
+	/* A new generation for this memory (15 bits: the handle stays a
+	 * positive address-sized value).  The old value is whatever the
+	 * last user left, or the fresh memory's content: either will do. */
+	c->gen = (uint16_t)((c->gen + 1) & 0x7fff);
 	c->magic = RBDL_COMP_MAGIC;
 	atomic_init(&c->refs, 1);
 	atomic_init(&c->waiters, 0);
@@ -75,9 +85,10 @@ int rbdl_comp_create(void *arg, rbdl_callback_t cb, struct rbdl_comp **out)
 
 struct rbdl_comp *rbdl_comp_from_user(void *p)
 {
-	struct rbdl_comp *c = p;
+	uintptr_t h = (uintptr_t)p;
+	struct rbdl_comp *c = rbdl_comp_untag(p);
 
-	if (!c || c->magic != RBDL_COMP_MAGIC ||
+	if (!c || c->magic != RBDL_COMP_MAGIC || c->gen != h >> 48 ||
 	    atomic_load_explicit(&c->state, memory_order_relaxed) ==
 		    RBDL_COMP_FREE)
 		return NULL;
@@ -178,7 +189,7 @@ static void deliver_batch(struct rbdl_delivery *d, struct rbdl_comp *head)
 		atomic_store_explicit(&c->state, RBDL_COMP_CALLBACK,
 				      memory_order_release);
 		if (c->cb) {
-			c->cb(c, c->arg);
+			c->cb(rbdl_comp_handle(c), c->arg);
 			ncb++;
 		}
 		if (c->notify && have_fd) {
@@ -340,17 +351,15 @@ int rbdl_delivery_set_notification(struct rbdl_delivery *d, int fd, int type)
 	return 0;
 }
 
-int rbdl_delivery_poll(struct rbdl_delivery *d, struct rbdl_comp **out,
-		       int max)
+int rbdl_delivery_poll(struct rbdl_delivery *d, void **out, int max)
 {
+	struct rbdl_comp *c;
 	int n = 0;
 
 	if (max <= 0)
 		return -EINVAL;
 	pthread_mutex_lock(&d->poll_lock);
-	while (n < max && d->poll_head) {
-		struct rbdl_comp *c = d->poll_head;
-
+	while (n < max && (c = d->poll_head)) {
 		d->poll_head = c->pnext;
 		if (!d->poll_head)
 			d->poll_tail = NULL;
@@ -358,9 +367,13 @@ int rbdl_delivery_poll(struct rbdl_delivery *d, struct rbdl_comp **out,
 	}
 	pthread_mutex_unlock(&d->poll_lock);
 	/* The poll reference passes to nobody: the caller owns the user
-	 * reference and releases it with rbd_aio_release(). */
-	for (int i = 0; i < n; i++)
-		comp_put(out[i]);
+	 * reference and releases it with rbd_aio_release().  The handle is
+	 * taken while the poll reference still holds the object. */
+	for (int i = 0; i < n; i++) {
+		c = out[i];
+		out[i] = rbdl_comp_handle(c);
+		comp_put(c);
+	}
 	return n;
 }
 

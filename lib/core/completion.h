@@ -24,8 +24,9 @@
  * one until delivery is finished; the poll queue holds one while the
  * completion sits in it.  So rbd_aio_release() is safe inside the callback
  * (qemu) or right after polling (fio).  Objects come from a slab and are
- * reused, so a double release is detected (and ignored with a diagnostic)
- * only while the object is still free or still owned by the same user.
+ * reused; the handle carries the object's generation, so a double release
+ * is detected (and ignored with a diagnostic) also after the memory went
+ * to a newer completion.
  */
 #ifndef RBDL_COMPLETION_H
 #define RBDL_COMPLETION_H
@@ -38,6 +39,9 @@
 
 #include <rados/librados.h>
 
+/* A callback receives the completion's handle (rbdl_comp_handle), never
+ * the object's address: the user's callbacks pass it back to the API,
+ * the library's own take the object with rbdl_comp_untag. */
 typedef void *rbdl_user_comp_t;
 typedef void (*rbdl_callback_t)(rbdl_user_comp_t c, void *arg);
 
@@ -55,7 +59,12 @@ struct rbdl_delivery;
 
 struct rbdl_comp {
 	uint32_t magic;
-	_Atomic uint32_t state;		/* enum rbdl_comp_state; futex word */
+	_Atomic uint32_t state;
+	/* Bumped by every rbdl_comp_create() of this memory and carried in
+	 * the user's handle (rbdl_comp_handle), so a handle kept past its
+	 * rbd_aio_release() does not name the completion that reuses the
+	 * slot.  Never touched by the slab (which links through word 0). */
+	uint16_t gen;		/* enum rbdl_comp_state; futex word */
 	atomic_uint refs;
 	atomic_uint waiters;		/* threads in rbd_aio_wait_for_complete */
 	atomic_bool released;		/* user reference dropped */
@@ -101,7 +110,28 @@ void rbdl_delivery_destroy(struct rbdl_delivery *d);
 /* Allocate an IDLE completion with one user reference.  -ENOMEM. */
 int rbdl_comp_create(void *arg, rbdl_callback_t cb, struct rbdl_comp **out);
 
-/* Validate a user handle: NULL if it is not a live completion. */
+/*
+ * The user's rbd_completion_t for c: c's address with its generation in
+ * bits 48-62.  What rbd_aio_create_completion() returns, what a callback
+ * receives and what rbd_poll_io_events() hands out; opaque to callers,
+ * who only pass it back.  Linux places user memory below 2^47 on x86-64
+ * and arm64 unless mmap is asked for more, which the slab never does.
+ */
+static inline void *rbdl_comp_handle(const struct rbdl_comp *c)
+{
+	return (void *)((uintptr_t)c | (uintptr_t)c->gen << 48);
+}
+
+/* The completion behind a handle known to be live: what an internal
+ * callback (one given to rbdl_comp_create by the library) does with the
+ * handle it receives. */
+static inline struct rbdl_comp *rbdl_comp_untag(void *h)
+{
+	return (struct rbdl_comp *)((uintptr_t)h & (((uintptr_t)1 << 48) - 1));
+}
+
+/* Validate a user handle: NULL if it is not a live completion, including
+ * a stale handle whose memory a newer completion now uses. */
 struct rbdl_comp *rbdl_comp_from_user(void *c);
 
 /*
@@ -145,8 +175,7 @@ static inline bool rbdl_comp_is_complete(struct rbdl_comp *c)
 
 /* rbd_set_image_notification / rbd_poll_io_events */
 int rbdl_delivery_set_notification(struct rbdl_delivery *d, int fd, int type);
-int rbdl_delivery_poll(struct rbdl_delivery *d, struct rbdl_comp **out,
-		       int max);
+int rbdl_delivery_poll(struct rbdl_delivery *d, void **out, int max);
 
 /*
  * Hold / drop an extra count on the image's operations, keeping the image

@@ -51,7 +51,7 @@ static void fetch_put(struct rbdl_fetch *f, bool in_submit)
 
 static void fetch_read_cb(rbdl_user_comp_t uc, void *arg)
 {
-	struct rbdl_comp *c = uc;
+	struct rbdl_comp *c = rbdl_comp_untag(uc);
 	struct rbdl_fetch *f = arg;
 
 	if (c->rval < 0) {

@@ -238,7 +238,7 @@ static int inner(struct creq *q, const struct rbdl_io_args *t,
 /* Take an internal completion's result and drop it. */
 static ssize_t inner_result(rbdl_user_comp_t uc)
 {
-	struct rbdl_comp *ic = uc;
+	struct rbdl_comp *ic = rbdl_comp_untag(uc);
 	ssize_t r = ic->rval;
 
 	rbdl_comp_release(ic);

@@ -1931,6 +1931,34 @@ static int lite_only(void)
 		rbd_aio_release(c1);
 		rbd_aio_release(c2);
 	}
+	/*
+	 * A stale handle released again after a new completion took its
+	 * memory (the allocator hands the last freed object back first):
+	 * the new completion must stay live and deliver its own result.
+	 */
+	{
+		rbd_completion_t old, c3;
+		long long r3;
+		int n_same = 0, n_ok = 0;
+
+		for (int i = 0; i < 16; i++) {
+			rbd_aio_create_completion(NULL, NULL, &old);
+			rbd_aio_release(old);
+			rbd_aio_create_completion(NULL, NULL, &c3);
+			rbd_aio_release(old);	/* the stale handle */
+			n_same += ((uintptr_t)old & 0xffffffffffffull) ==
+				  ((uintptr_t)c3 & 0xffffffffffffull);
+			r3 = rbd_aio_read(img, 0, 4096, buf, c3);
+			if (r3 == 0)
+				rbd_aio_wait_for_complete(c3);
+			n_ok += r3 == 0 && rbd_aio_is_complete(c3) == 1 &&
+				rbd_aio_get_return_value(c3) == 4096;
+			rbd_aio_release(c3);
+		}
+		lo("release of a stale handle after its memory was reused",
+		   n_ok == 16 && n_same > 0, "ok=%d/16 reused=%d", n_ok,
+		   n_same);
+	}
 
 	/* NULL buffers */
 	o = (struct op){ .k = K_READ, .off = 0, .len = 4096, .buf = NULL };

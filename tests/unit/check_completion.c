@@ -51,9 +51,13 @@ struct cbstate {
 	int release_in_cb;
 };
 
-static void cb(void *c, void *arg)
+static void cb(void *h, void *arg)
 {
 	struct cbstate *st = arg;
+	/* The callback gets the user's handle, as rbd_callback_t does. */
+	struct rbdl_comp *c = rbdl_comp_from_user(h);
+
+	ck_assert_ptr_nonnull(c);
 
 	if (atomic_fetch_add(&st->in_cb, 1) != 0)
 		atomic_fetch_add(&st->overlap, 1);
@@ -125,7 +129,7 @@ START_TEST(test_eventfd_counts_and_poll)
 {
 	enum { N = 3000 };
 	struct rbdl_comp **v = calloc(N, sizeof(*v));
-	struct rbdl_comp *out[64];
+	void *out[64];
 	struct cbstate st = { 0 };
 	int efd = eventfd(0, EFD_NONBLOCK);
 	uint64_t total = 0, cnt;
@@ -153,9 +157,13 @@ START_TEST(test_eventfd_counts_and_poll)
 		if (!n)
 			break;
 		for (int k = 0; k < n; k++) {
-			/* The callback ran before it became pollable. */
-			ck_assert(rbdl_comp_is_complete(out[k]));
-			ck_assert_int_ne(out[k]->rval % 10, 0);
+			struct rbdl_comp *c = rbdl_comp_from_user(out[k]);
+
+			/* A live handle, whose callback ran before it became
+			 * pollable. */
+			ck_assert_ptr_nonnull(c);
+			ck_assert(rbdl_comp_is_complete(c));
+			ck_assert_int_ne(c->rval % 10, 0);
 		}
 		polled += n;
 	}
@@ -173,7 +181,8 @@ END_TEST
 START_TEST(test_pipe_one_byte_per_event)
 {
 	enum { N = 100 };
-	struct rbdl_comp *v[N], *out[N];
+	struct rbdl_comp *v[N];
+	void *out[N];
 	struct cbstate st = { 0 };
 	int p[2];
 	char buf[4 * N];
@@ -205,7 +214,7 @@ START_TEST(test_batches_coalesce_wakeups)
 	struct rbdl_comp **v = calloc(N, sizeof(*v));
 	uint64_t before[RBDL_STAT_COUNT], after[RBDL_STAT_COUNT];
 	int efd = eventfd(0, EFD_NONBLOCK);
-	struct rbdl_comp *out[256];
+	void *out[256];
 
 	ck_assert_int_eq(rbdl_delivery_set_notification(dl, efd,
 							EV_EVENTFD), 0);
@@ -240,18 +249,21 @@ START_TEST(test_release_inside_callback)
 {
 	enum { N = 500 };
 	struct rbdl_comp *v[N];
+	void *h[N];
 	struct cbstate st = { .release_in_cb = 1 };
 
 	for (int i = 0; i < N; i++) {
 		ck_assert_int_eq(rbdl_comp_create(&st, cb, &v[i]), 0);
 		ck_assert_int_eq(rbdl_comp_arm(v[i], dl, false), 0);
+		h[i] = rbdl_comp_handle(v[i]);
+		ck_assert_ptr_eq(rbdl_comp_from_user(h[i]), v[i]);
 	}
 	run_many(v, N, 4);
 	rbdl_delivery_wait_idle(dl);
 	ck_assert_int_eq(atomic_load(&st.calls), N);
 	/* Every object went back to the slab. */
 	for (int i = 0; i < N; i++)
-		ck_assert_ptr_null(rbdl_comp_from_user(v[i]));
+		ck_assert_ptr_null(rbdl_comp_from_user(h[i]));
 }
 END_TEST
 
@@ -287,8 +299,10 @@ END_TEST
 START_TEST(test_single_shot_and_double_release)
 {
 	struct rbdl_comp *c;
+	void *h;
 
 	ck_assert_int_eq(rbdl_comp_create(NULL, NULL, &c), 0);
+	h = rbdl_comp_handle(c);
 	ck_assert_int_eq(rbdl_comp_arm(c, dl, false), 0);
 	/* A completion carries one operation only. */
 	ck_assert_int_eq(rbdl_comp_arm(c, dl, false), -EINVAL);
@@ -297,18 +311,54 @@ START_TEST(test_single_shot_and_double_release)
 	ck_assert_int_eq(rbdl_comp_arm(c, dl, false), -EINVAL);
 	rbdl_comp_release(c);
 	/* The second release is detected and ignored, not a crash. */
-	ck_assert_ptr_null(rbdl_comp_from_user(c));
+	ck_assert_ptr_null(rbdl_comp_from_user(h));
 	ck_assert_ptr_null(rbdl_comp_from_user(NULL));
 	/* Also once every completion is back and the caches were trimmed
 	 * (as rbd_close trims them): the handle's memory stays mapped. */
 	rbdl_slab_trim();
-	ck_assert_ptr_null(rbdl_comp_from_user(c));
+	ck_assert_ptr_null(rbdl_comp_from_user(h));
+}
+END_TEST
+
+/*
+ * A handle kept past its release does not name the completion that now
+ * uses the same memory: the slab hands the freed object straight back
+ * (LIFO), and a second release of the old handle must leave the new
+ * completion alone.
+ */
+START_TEST(test_stale_handle_after_reuse)
+{
+	struct rbdl_comp *a, *b;
+	void *ha, *hb;
+	int same = 0;
+
+	for (int round = 0; round < 64; round++) {
+		ck_assert_int_eq(rbdl_comp_create(NULL, NULL, &a), 0);
+		ha = rbdl_comp_handle(a);
+		rbdl_comp_release(a);
+		ck_assert_int_eq(rbdl_comp_create(NULL, NULL, &b), 0);
+		hb = rbdl_comp_handle(b);
+		same += a == b;
+		ck_assert_ptr_ne(ha, hb);
+		ck_assert_ptr_null(rbdl_comp_from_user(ha));
+		ck_assert_ptr_eq(rbdl_comp_from_user(hb), b);
+		/* The new completion still works end to end. */
+		ck_assert_int_eq(rbdl_comp_arm(b, dl, false), 0);
+		rbdl_comp_complete(b, 5);
+		rbdl_comp_wait(b);
+		ck_assert_ptr_eq(rbdl_comp_from_user(hb), b);
+		ck_assert_int_eq(b->rval, 5);
+		rbdl_comp_release(b);
+		ck_assert_ptr_null(rbdl_comp_from_user(hb));
+	}
+	/* The case this guards is the reused one: it must have happened. */
+	ck_assert_int_gt(same, 0);
 }
 END_TEST
 
 START_TEST(test_bad_arguments)
 {
-	struct rbdl_comp *out[1];
+	void *out[1];
 
 	ck_assert_int_eq(rbdl_delivery_poll(dl, out, 0), -EINVAL);
 	ck_assert_int_eq(rbdl_delivery_poll(dl, out, -1), -EINVAL);
@@ -379,7 +429,7 @@ START_TEST(test_per_producer_order)
 {
 	struct ordlog *L = calloc(1, sizeof(*L));
 	struct rbdl_comp **v = calloc(ORD_N, sizeof(*v));
-	struct rbdl_comp **polled = calloc(ORD_N, sizeof(*polled));
+	void **polled = calloc(ORD_N, sizeof(*polled));
 	int *seen_cb = calloc(ORD_N, sizeof(int));
 	int *seen_poll = calloc(ORD_N, sizeof(int));
 	int last[ORD_PRODUCERS], np = 0, r;
@@ -430,11 +480,14 @@ START_TEST(test_per_producer_order)
 	}
 	ck_assert_int_eq(np, ORD_N);
 	for (int i = 0; i < np; i++) {
-		int id = *(int *)polled[i]->arg;
+		struct rbdl_comp *c = rbdl_comp_from_user(polled[i]);
+		int id;
 
+		ck_assert_ptr_nonnull(c);
+		id = *(int *)c->arg;
 		ck_assert_int_eq(seen_poll[id]++, 0);
 		ck_assert_int_eq(id, L->log[i]);
-		ck_assert_int_eq(polled[i]->rval, id % ORD_PER);
+		ck_assert_int_eq(c->rval, id % ORD_PER);
 	}
 	while (read(efd, &ev, sizeof(ev)) == sizeof(ev))
 		events += ev;
@@ -466,6 +519,7 @@ int main(void)
 	tcase_add_test(tc, test_release_inside_callback);
 	tcase_add_test(tc, test_wait_from_other_thread);
 	tcase_add_test(tc, test_single_shot_and_double_release);
+	tcase_add_test(tc, test_stale_handle_after_reuse);
 	tcase_add_test(tc, test_bad_arguments);
 	tcase_add_test(tc, test_per_producer_order);
 	suite_add_tcase(s, tc);
