@@ -53,8 +53,9 @@ int rbdl_comp_create(void *arg, rbdl_callback_t cb, struct rbdl_comp **out)
 
 	if (!c)
 		return -ENOMEM;
-	/* See rbdl_comp_handle(): the address must leave bits 48-63 free. */
-	if ((uintptr_t)c >> 48) {
+	/* See rbdl_comp_handle(): the address must leave the generation's
+	 * bits free. */
+	if ((uintptr_t)c & ~RBDL_COMP_ADDR_MASK) {
 		rbdl_err("completion memory at %p is above 2^48", (void *)c);
 		rbdl_slab_free(&comp_slab, c);
 		return -ENOMEM;
@@ -62,7 +63,7 @@ int rbdl_comp_create(void *arg, rbdl_callback_t cb, struct rbdl_comp **out)
 	/* A new generation for this memory (15 bits: the handle stays a
 	 * positive address-sized value).  The old value is whatever the
 	 * last user left, or the fresh memory's content: either will do. */
-	c->gen = (uint16_t)((c->gen + 1) & 0x7fff);
+	c->gen = (uint16_t)((c->gen + 1) & RBDL_COMP_GEN_MASK);
 	c->magic = RBDL_COMP_MAGIC;
 	atomic_init(&c->refs, 1);
 	atomic_init(&c->waiters, 0);
@@ -88,7 +89,7 @@ struct rbdl_comp *rbdl_comp_from_user(void *p)
 	uintptr_t h = (uintptr_t)p;
 	struct rbdl_comp *c = rbdl_comp_untag(p);
 
-	if (!c || c->magic != RBDL_COMP_MAGIC || c->gen != h >> 48 ||
+	if (!c || c->magic != RBDL_COMP_MAGIC || c->gen != RBDL_COMP_GEN_OF(h) ||
 	    atomic_load_explicit(&c->state, memory_order_relaxed) ==
 		    RBDL_COMP_FREE)
 		return NULL;

@@ -112,14 +112,27 @@ int rbdl_comp_create(void *arg, rbdl_callback_t cb, struct rbdl_comp **out);
 
 /*
  * The user's rbd_completion_t for c: c's address with its generation in
- * bits 48-62.  What rbd_aio_create_completion() returns, what a callback
- * receives and what rbd_poll_io_events() hands out; opaque to callers,
- * who only pass it back.  Linux places user memory below 2^47 on x86-64
- * and arm64 unless mmap is asked for more, which the slab never does.
+ * bits 48-62 (on 64-bit systems; 32-bit ones get the bare address).
+ * What rbd_aio_create_completion() returns, what a callback receives and
+ * what rbd_poll_io_events() hands out; opaque to callers, who only pass
+ * it back.  Linux places user memory below 2^47 on x86-64 and arm64
+ * unless mmap is asked for more, which the slab never does.
  */
+#if UINTPTR_MAX > 0xffffffffu
+#define RBDL_COMP_ADDR_MASK (((uintptr_t)1 << 48) - 1)
+#define RBDL_COMP_GEN_BITS(g) ((uintptr_t)(g) << 48)
+#define RBDL_COMP_GEN_OF(h) ((uintptr_t)(h) >> 48)
+#define RBDL_COMP_GEN_MASK 0x7fffu
+#else	/* no spare bits in a 32-bit address: the handle is the address */
+#define RBDL_COMP_ADDR_MASK UINTPTR_MAX
+#define RBDL_COMP_GEN_BITS(g) ((uintptr_t)0)
+#define RBDL_COMP_GEN_OF(h) ((uintptr_t)0)
+#define RBDL_COMP_GEN_MASK 0u
+#endif
+
 static inline void *rbdl_comp_handle(const struct rbdl_comp *c)
 {
-	return (void *)((uintptr_t)c | (uintptr_t)c->gen << 48);
+	return (void *)((uintptr_t)c | RBDL_COMP_GEN_BITS(c->gen));
 }
 
 /* The completion behind a handle known to be live: what an internal
@@ -127,7 +140,7 @@ static inline void *rbdl_comp_handle(const struct rbdl_comp *c)
  * handle it receives. */
 static inline struct rbdl_comp *rbdl_comp_untag(void *h)
 {
-	return (struct rbdl_comp *)((uintptr_t)h & (((uintptr_t)1 << 48) - 1));
+	return (struct rbdl_comp *)((uintptr_t)h & RBDL_COMP_ADDR_MASK);
 }
 
 /* Validate a user handle: NULL if it is not a live completion, including
