@@ -15,7 +15,7 @@
 # build, make check TESTS='$(asan_tests)' (Makefile.am): the unit tests,
 # the ABI checks, the Check cluster tests and the differential scripts that
 # drive the whole library from C (test-conf, test-diff, test-objmap,
-# test-snapops, test-clone, test-edgecases, and the C API's test-snapapi,
+# test-stamps, test-snapops, test-clone, test-edgecases, and the C API's test-snapapi,
 # test-cloneapi, test-imageapi, test-featapi, test-cryptapi, and
 # test-journal).  RBDLITE_SANITIZERS selects these passes: asan (the
 # default), all (asan, then TESTS='$(tsan_tests)', the unit, ABI and Check

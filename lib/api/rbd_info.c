@@ -116,7 +116,7 @@ RBDL_API int rbd_get_create_timestamp(rbd_image_t image,
 	return timestamp(image, RBDL_TS_CREATE, timestamp_out);
 }
 
-/* The header's last access time (librbdlite does not update it). */
+/* The header's last access time (reads stamp it: image/stamps.h). */
 RBDL_API int rbd_get_access_timestamp(rbd_image_t image,
 				      struct timespec *timestamp_out)
 {
@@ -126,7 +126,7 @@ RBDL_API int rbd_get_access_timestamp(rbd_image_t image,
 	return timestamp(image, RBDL_TS_ACCESS, timestamp_out);
 }
 
-/* The header's last modification time (librbdlite does not update it). */
+/* The header's last modification time (writes stamp it: image/stamps.h). */
 RBDL_API int rbd_get_modify_timestamp(rbd_image_t image,
 				      struct timespec *timestamp_out)
 {

@@ -29,6 +29,7 @@
 #include "load.h"
 
 #include "core/internal.h"
+#include "stamps.h"
 #include "journal.h"
 #include "proto/cls_rbd.h"
 #include "proto/oid.h"
@@ -256,6 +257,7 @@ struct rbdl_image *rbdl_image_alloc(bool read_only, int *err)
 	atomic_init(&img->wa.acks, NULL);
 	atomic_init(&img->wa.ack_live, false);
 	atomic_init(&img->wa.ack_busy, 0);
+	rbdl_stamps_init(img);
 	atomic_init(&img->wr_io, NULL);
 	atomic_init(&img->pview, NULL);
 	atomic_init(&img->journal_h, NULL);
@@ -308,6 +310,7 @@ void rbdl_image_free(struct rbdl_image *img)
 		rbdl_ctl_task_retire(&img->ioq_task);
 	if (img->wa.ack_live)	/* idle: every acknowledgement delivered */
 		rbdl_ctl_task_retire(&img->wa.ack_task);
+	rbdl_stamps_stop(img);
 	if (wr)
 		rados_ioctx_destroy(wr);
 	while (img->retired) {

@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include "open.h"
+#include "stamps.h"
 
 #include "core/cipher.h"
 #include "core/ctl.h"
@@ -240,6 +241,7 @@ int rbdl_image_open(rados_ioctx_t io, const char *name, const char *id,
 		goto fail;
 	/* The caller's images only: a backing image never discards. */
 	rbdl_image_apply_settings(img, true);
+	rbdl_stamps_start(img);
 	h = malloc(sizeof(*h));
 	if (!h) {
 		r = -ENOMEM;

@@ -131,6 +131,22 @@ struct rbdl_wa {
 };
 
 /*
+ * librbd's access and modify timestamps (image/stamps.h).  due holds the
+ * RBDL_STAMP_* bits of the updates that are due: an I/O of that kind
+ * loads it (relaxed), and the one that clears a bit stamps the header.
+ * The intervals are set from the settings (relaxed); last_ns, the
+ * CLOCK_MONOTONIC time of each kind's last stamp, is under mu.
+ */
+struct rbdl_stamps {
+	atomic_uint due;
+	_Atomic uint32_t interval[2];	/* seconds; 0: never updated */
+	pthread_mutex_t mu;
+	int64_t last_ns[2];
+	struct rbdl_ctl_task task;	/* sets the bits when due */
+	bool live;			/* task set up (user images) */
+};
+
+/*
  * The simple I/O scheduler (io/sched.h): on when rbd_io_scheduler=simple
  * (set at open and refresh, relaxed).  slot: per object slot (object
  * number % RBDL_SCHED_SLOTS), the write-type ops registered in flight and
@@ -256,6 +272,7 @@ struct rbdl_image {
 	struct rbdl_flushq fq;
 	struct rbdl_wa wa;
 	struct rbdl_sched sched;
+	struct rbdl_stamps stamps;
 	struct rbdl_delivery dl;
 	struct rbdl_lock *lk;		/* exclusive lock, or NULL (lock.h) */
 	struct rbdl_objmap *om;		/* HEAD object map, or NULL */

@@ -44,6 +44,7 @@
 #include "core/wbuf.h"
 #include "crypt.h"
 #include "flush.h"
+#include "image/stamps.h"
 #include "image/journal.h"
 #include "image/refresh.h"
 #include "image/state.h"
@@ -750,6 +751,9 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 						    memory_order_acquire);
 	int r;
 
+	if (!a->raw)	/* librbd: every image request, as it starts */
+		rbdl_stamps_io(img, a->op == RBDL_OP_READ ? RBDL_STAMP_ACCESS
+							  : RBDL_STAMP_MODIFY);
 	if (__builtin_expect(k != NULL, 0) && !a->raw)
 		return rbdl_crypt_submit(img, k, c, a);
 

@@ -442,3 +442,36 @@ int rbdl_read_object(rados_ioctx_t io, const char *oid, char **buf,
 	*len = (size_t)r;
 	return 0;
 }
+
+int rbdl_read_stamps(rados_ioctx_t io, const char *oid, int64_t sec[2])
+{
+	static const char *const methods[2] = {
+		"get_access_timestamp", "get_modify_timestamp",
+	};
+	rados_read_op_t op = rados_create_read_op();
+	char *out[2] = { NULL, NULL };
+	size_t outlen[2] = { 0, 0 };
+	int rv[2] = { 0, 0 }, r;
+
+	if (!op)
+		return -ENOMEM;
+	for (int k = 0; k < 2; k++)
+		rados_read_op_exec(op, "rbd", methods[k], NULL, 0, &out[k],
+				   &outlen[k], &rv[k]);
+	r = rados_read_op_operate(op, io, oid, 0);
+	rados_release_read_op(op);
+	for (int k = 0; k < 2; k++) {
+		struct rbdl_dec d;
+
+		if (r >= 0 && rv[k] < 0)
+			r = rv[k];
+		rbdl_dec_init(&d, out[k], outlen[k]);
+		sec[k] = rbdl_dec_u32(&d);	/* utime_t: sec, nsec */
+		(void)rbdl_dec_u32(&d);
+		if (r >= 0 && d.err)
+			r = d.err;
+		if (out[k])
+			rados_buffer_free(out[k]);
+	}
+	return r < 0 ? r : 0;
+}

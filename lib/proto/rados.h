@@ -29,6 +29,13 @@
 int rbdl_cls_read(rados_ioctx_t io, const char *oid, const char *cls,
 		  const char *method, const void *in, size_t inlen, char **out,
 		  size_t *outlen);
+/*
+ * The header's access and modify timestamps (rbd.get_access_timestamp,
+ * rbd.get_modify_timestamp) in one round trip, seconds since the epoch
+ * into sec[0] and sec[1].  0, or the first error (-EOPNOTSUPP from an OSD
+ * older than the timestamps, -EBADMSG for an undecodable reply).
+ */
+int rbdl_read_stamps(rados_ioctx_t io, const char *oid, int64_t sec[2]);
 /* A cls method as a write op. */
 int rbdl_cls_write(rados_ioctx_t io, const char *oid, const char *cls,
 		   const char *method, const void *in, size_t inlen);
