@@ -59,12 +59,12 @@ struct rbdl_delivery;
 
 struct rbdl_comp {
 	uint32_t magic;
-	_Atomic uint32_t state;
+	_Atomic uint32_t state;		/* enum rbdl_comp_state; futex word */
 	/* Bumped by every rbdl_comp_create() of this memory and carried in
 	 * the user's handle (rbdl_comp_handle), so a handle kept past its
 	 * rbd_aio_release() does not name the completion that reuses the
 	 * slot.  Never touched by the slab (which links through word 0). */
-	uint16_t gen;		/* enum rbdl_comp_state; futex word */
+	uint16_t gen;
 	atomic_uint refs;
 	atomic_uint waiters;		/* threads in rbd_aio_wait_for_complete */
 	atomic_bool released;		/* user reference dropped */

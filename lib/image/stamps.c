@@ -70,19 +70,23 @@ void rbdl_stamps_init(struct rbdl_image *img)
 
 void rbdl_stamps_start(struct rbdl_image *img)
 {
+	static const char *const methods[2] = {
+		"get_access_timestamp", "get_modify_timestamp",
+	};
 	struct rbdl_stamps *st = &img->stamps;
-	int64_t sec[2] = { 0, 0 }, mono = (int64_t)rbdl_ctl_now_ns();
-	struct timespec real;
+	int64_t mono = (int64_t)rbdl_ctl_now_ns();
+	struct timespec ts[2], real;
 
 	/* Stamps that cannot be read count as the epoch: the first I/O of
 	 * each kind stamps (librbd's open leaves them 0 when the OSD lacks
 	 * the methods). */
-	if (rbdl_read_stamps(img->md_io, img->header_oid, sec) < 0)
-		sec[0] = sec[1] = 0;
+	if (rbdl_read_utimes(img->md_io, img->header_oid, methods, 2, ts) < 0)
+		ts[0].tv_sec = ts[1].tv_sec = 0;
 	clock_gettime(CLOCK_REALTIME, &real);
 	pthread_mutex_lock(&st->mu);
 	for (int k = 0; k < 2; k++)	/* the stamp's age, on our clock */
-		st->last_ns[k] = mono - ((int64_t)real.tv_sec - sec[k]) * NS;
+		st->last_ns[k] = mono -
+				 ((int64_t)real.tv_sec - ts[k].tv_sec) * NS;
 	pthread_mutex_unlock(&st->mu);
 	rbdl_ctl_task_init(&st->task, RBDL_CTL_INTERNAL, stamps_run);
 	st->live = true;

@@ -751,11 +751,13 @@ int rbdl_io_submit(struct rbdl_image *img, struct rbdl_comp *c,
 						    memory_order_acquire);
 	int r;
 
-	if (!a->raw)	/* librbd: every image request, as it starts */
+	if (!a->raw) {	/* an image request (not an encryption's inner one) */
+		/* librbd stamps every image request as it starts */
 		rbdl_stamps_io(img, a->op == RBDL_OP_READ ? RBDL_STAMP_ACCESS
 							  : RBDL_STAMP_MODIFY);
-	if (__builtin_expect(k != NULL, 0) && !a->raw)
-		return rbdl_crypt_submit(img, k, c, a);
+		if (__builtin_expect(k != NULL, 0))
+			return rbdl_crypt_submit(img, k, c, a);
+	}
 
 	/* Only aio submissions post events; synchronous calls and CAW (as in
 	 * Pacific) never do. */

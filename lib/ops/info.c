@@ -36,28 +36,6 @@
 
 /* ---- header values -------------------------------------------------------- */
 
-static int read_utime(struct rbdl_image *img, const char *method,
-		      struct timespec *ts)
-{
-	char *out;
-	size_t outlen;
-	struct rbdl_dec d;
-	int r = rbdl_cls_read(img->md_io, img->header_oid, "rbd", method,
-			      NULL, 0, &out, &outlen);
-
-	if (r < 0)
-		return r;
-	rbdl_dec_init(&d, out, outlen);
-	uint32_t sec = rbdl_dec_u32(&d), nsec = rbdl_dec_u32(&d);
-
-	rados_buffer_free(out);
-	if (d.err)
-		return d.err;
-	ts->tv_sec = sec;
-	ts->tv_nsec = nsec;
-	return 0;
-}
-
 int rbdl_info_timestamp(struct rbdl_image *img, enum rbdl_ts_kind kind,
 			struct timespec *ts)
 {
@@ -70,11 +48,13 @@ int rbdl_info_timestamp(struct rbdl_image *img, enum rbdl_ts_kind kind,
 
 	if (r < 0)
 		return r;
-	r = read_utime(img, methods[kind], ts);
+	r = rbdl_read_utimes(img->md_io, img->header_oid, &methods[kind], 1,
+			     ts);
 	/* OSDs older than the access/modify timestamps: librbd reports the
 	 * creation time for both. */
 	if (r == -EOPNOTSUPP && kind != RBDL_TS_CREATE)
-		r = read_utime(img, methods[RBDL_TS_CREATE], ts);
+		r = rbdl_read_utimes(img->md_io, img->header_oid,
+				     &methods[RBDL_TS_CREATE], 1, ts);
 	return r;
 }
 

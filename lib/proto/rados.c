@@ -443,35 +443,40 @@ int rbdl_read_object(rados_ioctx_t io, const char *oid, char **buf,
 	return 0;
 }
 
-int rbdl_read_stamps(rados_ioctx_t io, const char *oid, int64_t sec[2])
+int rbdl_read_utimes(rados_ioctx_t io, const char *oid,
+		     const char *const *methods, int n, struct timespec *ts)
 {
-	static const char *const methods[2] = {
-		"get_access_timestamp", "get_modify_timestamp",
-	};
-	rados_read_op_t op = rados_create_read_op();
-	char *out[2] = { NULL, NULL };
-	size_t outlen[2] = { 0, 0 };
-	int rv[2] = { 0, 0 }, r;
+	char *out[RBDL_UTIMES_MAX] = { NULL };
+	size_t outlen[RBDL_UTIMES_MAX] = { 0 };
+	int rv[RBDL_UTIMES_MAX] = { 0 }, r;
+	struct timespec got[RBDL_UTIMES_MAX];
+	rados_read_op_t op;
 
+	if (n < 1 || n > RBDL_UTIMES_MAX)
+		return -EINVAL;
+	op = rados_create_read_op();
 	if (!op)
 		return -ENOMEM;
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < n; k++)
 		rados_read_op_exec(op, "rbd", methods[k], NULL, 0, &out[k],
 				   &outlen[k], &rv[k]);
 	r = rados_read_op_operate(op, io, oid, 0);
 	rados_release_read_op(op);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < n; k++) {
 		struct rbdl_dec d;
 
 		if (r >= 0 && rv[k] < 0)
 			r = rv[k];
 		rbdl_dec_init(&d, out[k], outlen[k]);
-		sec[k] = rbdl_dec_u32(&d);	/* utime_t: sec, nsec */
-		(void)rbdl_dec_u32(&d);
+		got[k].tv_sec = rbdl_dec_u32(&d);	/* utime_t: sec, nsec */
+		got[k].tv_nsec = rbdl_dec_u32(&d);
 		if (r >= 0 && d.err)
 			r = d.err;
 		if (out[k])
 			rados_buffer_free(out[k]);
 	}
-	return r < 0 ? r : 0;
+	if (r < 0)
+		return r;	/* ts untouched */
+	memcpy(ts, got, sizeof(*ts) * (size_t)n);
+	return 0;
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <rados/librados.h>
 
@@ -30,12 +31,15 @@ int rbdl_cls_read(rados_ioctx_t io, const char *oid, const char *cls,
 		  const char *method, const void *in, size_t inlen, char **out,
 		  size_t *outlen);
 /*
- * The header's access and modify timestamps (rbd.get_access_timestamp,
- * rbd.get_modify_timestamp) in one round trip, seconds since the epoch
- * into sec[0] and sec[1].  0, or the first error (-EOPNOTSUPP from an OSD
- * older than the timestamps, -EBADMSG for an undecodable reply).
+ * n timestamps of the header in one round trip: the rbd class methods
+ * methods[i] (get_create_timestamp, get_access_timestamp, ...), each
+ * returning a utime_t, into ts[i] (n at most RBDL_UTIMES_MAX).  0, or
+ * (ts untouched) the first error (-EOPNOTSUPP from an OSD older than a method, -EBADMSG
+ * for an undecodable reply, -EINVAL for a bad n).
  */
-int rbdl_read_stamps(rados_ioctx_t io, const char *oid, int64_t sec[2]);
+#define RBDL_UTIMES_MAX 3
+int rbdl_read_utimes(rados_ioctx_t io, const char *oid,
+		     const char *const *methods, int n, struct timespec *ts);
 /* A cls method as a write op. */
 int rbdl_cls_write(rados_ioctx_t io, const char *oid, const char *cls,
 		   const char *method, const void *in, size_t inlen);
