@@ -47,15 +47,7 @@ HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 rbdl_need_cluster
 rbdl_twins difftool
 TMO=${RBDLITE_DIFF_TIMEOUT:-120}
-IMAGES=()
-BG=()
-
-cleanup() {
-    rbdl_kill_bg
-    rbdl_remove_images 90 "$POOL/"
-    rbdl_rm_workdir
-}
-rbdl_traps
+rbdl_images_cleanup 90 "$POOL/"
 
 finish() {
     rbdl_summary

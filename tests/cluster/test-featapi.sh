@@ -63,14 +63,7 @@ PY=/usr/bin/python3
 [[ -x $PY ]] || die "no $PY"
 rbdl_workdir featapi
 PFX=featapi$$
-IMAGES=()
-BG=()
-cleanup() {
-	rbdl_kill_bg
-	rbdl_remove_images 60 ""
-	rbdl_rm_workdir
-}
-rbdl_traps
+rbdl_images_cleanup 60
 export RBDLITE_QUIET=1
 
 M4=4194304

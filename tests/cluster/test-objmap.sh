@@ -34,15 +34,7 @@ rbdl_twins cloneop
 rbdl_need_progs "$LITE" "$REF"
 rbdl_workdir objmap
 T=om$$
-BG=()
-IMAGES=()
-
-cleanup() {
-    rbdl_kill_bg
-    rbdl_remove_images 90 "$POOL/"
-    rbdl_rm_workdir
-}
-rbdl_traps
+rbdl_images_cleanup 90 "$POOL/"
 
 M=$((1 << 20))
 CMDS=(write 4M 4K 2 write 8M 4M 3 discard 8M 4M write 12M 8K 4

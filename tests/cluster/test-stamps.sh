@@ -35,15 +35,7 @@ rbdl_twins cloneop
 rbdl_need_progs "$LITE" "$REF"
 rbdl_workdir stamps
 T=ts$$
-BG=()
-IMAGES=()
-
-cleanup() {
-    rbdl_kill_bg
-    rbdl_remove_images 90 "$POOL/"
-    rbdl_rm_workdir
-}
-rbdl_traps
+rbdl_images_cleanup 90 "$POOL/"
 
 IV1="--rbd_atime_update_interval=1 --rbd_mtime_update_interval=1"
 IV0="--rbd_atime_update_interval=0 --rbd_mtime_update_interval=0"

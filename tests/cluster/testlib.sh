@@ -47,7 +47,8 @@
 #                      for SECS seconds in all (0: one attempt each).
 #   rbdl_images_cleanup SECS [PREFIX]
 #                      for a script that has nothing else to clean up:
-#                      IMAGES=(), and rbdl_traps with a cleanup() that is
+#                      IMAGES=() and BG=(), and rbdl_traps with a cleanup()
+#                      that is rbdl_kill_bg (if BG holds pids), then
 #                      rbdl_remove_images SECS PREFIX, then rbdl_rm_workdir.
 #   rbdl_kill_bg       SIGTERM every pid in BG, then wait for them all.
 #   rbdl_run_prog NAME OUT SECS CMD...
@@ -218,10 +219,12 @@ rbdl_remove_images() {
 
 rbdl_images_cleanup() {
     IMAGES=()
+    BG=()
     RBDL_IMAGES_SECS=$1
     RBDL_IMAGES_PREFIX=${2:-}
     # shellcheck disable=SC2317 # runs from the EXIT trap
     cleanup() {
+        ((${#BG[@]} == 0)) || rbdl_kill_bg
         rbdl_remove_images "$RBDL_IMAGES_SECS" "$RBDL_IMAGES_PREFIX"
         rbdl_rm_workdir
     }
