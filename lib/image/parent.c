@@ -22,6 +22,7 @@
 #include "parent.h"
 #include "proto/wire.h"
 #include "load.h"
+#include "stamps.h"
 #include "state.h"
 #include "core/internal.h"
 
@@ -203,6 +204,18 @@ static int find_backing(struct rbdl_image *img, uint64_t snap,
 	return 0;
 }
 
+/* A backing image's reads stamp its access time as librbd's parent
+ * image's do, with its own settings (its pool's and its own metadata). */
+static void backing_stamps(struct rbdl_image *img)
+{
+	struct rbdl_conf c;
+
+	rbdl_conf_load(&c, img->md_io, img->header_oid);
+	rbdl_stamps_settings(img, &c);
+	rbdl_conf_free(&c);
+	rbdl_stamps_start(img);
+}
+
 /*
  * Open the image with id in pool/namespace ns read-only at snapshot snap_id
  * (RBDL_NOSNAP: HEAD) as the backing image of another one; depth counts
@@ -228,6 +241,8 @@ static int backing_open(rados_t cluster, int64_t pool, const char *ns,
 			r = rbdl_parent_update(img, img->snap_id,
 					       atomic_load(&img->size),
 					       atomic_load(&img->features));
+		if (r == 0)
+			backing_stamps(img);
 		if (r < 0) {
 			rbdl_parent_close(img);
 			rbdl_image_free(img);

@@ -110,9 +110,7 @@ void rbdl_image_apply_settings(struct rbdl_image *img, bool at_open)
 	/* Not an option librbd takes from pool or image metadata. */
 	wsz = rbdl_conf_bool(&c, false, "rbd_discard_on_zeroed_write_same",
 			     true);
-	rbdl_stamps_set_intervals(img,
-		rbdl_conf_uint(&c, true, "rbd_atime_update_interval", 60),
-		rbdl_conf_uint(&c, true, "rbd_mtime_update_interval", 60));
+	rbdl_stamps_settings(img, &c);
 	rbdl_conf_free(&c);
 	atomic_store_explicit(&img->ws_zero_discards, wsz,
 			      memory_order_relaxed);

@@ -93,10 +93,13 @@ void rbdl_stamps_start(struct rbdl_image *img)
 	stamps_run(&st->task);
 }
 
-void rbdl_stamps_set_intervals(struct rbdl_image *img, uint64_t atime_s,
-			       uint64_t mtime_s)
+void rbdl_stamps_settings(struct rbdl_image *img, const struct rbdl_conf *c)
 {
 	struct rbdl_stamps *st = &img->stamps;
+	uint64_t atime_s = rbdl_conf_uint(c, true, "rbd_atime_update_interval",
+					  60);
+	uint64_t mtime_s = rbdl_conf_uint(c, true, "rbd_mtime_update_interval",
+					  60);
 	uint32_t iv[2] = {
 		atime_s > UINT32_MAX ? UINT32_MAX : (uint32_t)atime_s,
 		mtime_s > UINT32_MAX ? UINT32_MAX : (uint32_t)mtime_s,

@@ -12,19 +12,22 @@
  *
  * Cost on the data path: one relaxed load of a word the image's own
  * timer sets once per interval (rbdl_stamps_io); no clock is read per
- * I/O.  Only the caller's images stamp (not the images backing a clone).
+ * I/O.  The images backing a clone stamp too, with their own settings,
+ * as librbd's parent image does: a read of the clone that reaches its
+ * parent is a read of the parent.
  *
  * Threading: rbdl_stamps_io on any submitting thread; the timer task on
  * the control context's internal lane; the stamp's completion on a
  * librados thread, holding a count on the image's delivery so that
- * rbd_close waits for it.  start, set_intervals and stop from open,
- * refresh and close.
+ * rbd_close waits for it.  start, settings and stop from open,
+ * refresh and close (a backing image: from its open and close).
  */
 #ifndef RBDL_IMAGE_STAMPS_H
 #define RBDL_IMAGE_STAMPS_H
 
 #include <stdint.h>
 
+#include "conf.h"
 #include "state.h"
 
 #define RBDL_STAMP_ACCESS 1u
@@ -35,9 +38,9 @@ void rbdl_stamps_init(struct rbdl_image *img);
 /* At open, after the settings: read the header's stamps and start the
  * timer. */
 void rbdl_stamps_start(struct rbdl_image *img);
-/* From the settings (open and refresh), in seconds. */
-void rbdl_stamps_set_intervals(struct rbdl_image *img, uint64_t atime_s,
-			       uint64_t mtime_s);
+/* From the image's settings c (open and refresh): the two intervals,
+ * rbd_atime_update_interval and rbd_mtime_update_interval. */
+void rbdl_stamps_settings(struct rbdl_image *img, const struct rbdl_conf *c);
 /* At close, once no I/O is in flight: stop the timer. */
 void rbdl_stamps_stop(struct rbdl_image *img);
 

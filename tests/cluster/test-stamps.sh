@@ -16,7 +16,14 @@
 #   d  intervals of 1 s, one open: a write, 2 s inside the process, a
 #      write: the modify time is that of the second write (the open's own
 #      timer made it due again), at least 2 s after the run began;
-#   e  intervals of 0, 2 s later: a write and a read stamp nothing.
+#   e  intervals of 0, 2 s later: a write and a read stamp nothing;
+#   f  intervals of 1 s, a clone of a snapshot of the image (made at the
+#      start, with data in its first object): a read of the clone's first
+#      object, which the clone has not written, reads the parent and
+#      stamps the parent's access time; 2 s later a write to that object
+#      copies it up, whose read of the parent stamps it again; 2 s later
+#      a read of the object, now the clone's own, stamps nothing of the
+#      parent.
 # Both libraries' lines must be equal, and librbdlite's as listed.
 #
 # Needs CEPH_CONF and RBDLITE_TEST_POOL (fails, never skips, without
@@ -110,10 +117,31 @@ run() {
     fi
     sleep 2
     step "$out" "$id" e "$IV0" write 0 4K 5 read 0 4K
+    sleep 2
+    IMG=$IMG-c
+    step "$out" "$id" "f read" "$IV1" read 1M 4K
+    sleep 2
+    step "$out" "$id" "f copy-up" "$IV1" write 2M 4K 6
+    sleep 2
+    step "$out" "$id" "f own" "$IV1" read 3M 4K
+}
+
+# clone_of NAME: a snapshot of NAME (with data at 1 MiB and 3 MiB) and
+# the clone NAME-c of it.
+clone_of() {
+    local log=$TMP/clone-$1.log
+    { CEPH_ARGS= "$REF" "$POOL" "$1" write 1M 4K 7 write 3M 4K 8 &&
+        c_rbd snap create --no-progress "$POOL/$1@s" &&
+        c_rbd snap protect "$POOL/$1@s" &&
+        c_rbd clone "$POOL/$1@s" "$POOL/$1-c"; } >"$log" 2>&1 ||
+        { show_log "$log"; die "cannot make the clone of $1"; }
+    IMAGES+=("$1-c")
 }
 
 rbdl_mkimage "$T-r" 16M
 rbdl_mkimage "$T-l" 16M
+clone_of "$T-r"
+clone_of "$T-l"
 run "$REF" "$T-r" "$TMP/r.out" &
 BG+=($!)
 run "$LITE" "$T-l" "$TMP/l.out" &
@@ -126,7 +154,10 @@ b: exit 0 access=same modify=newer
 c: exit 0 access=newer modify=same
 d: exit 0 access=same modify=newer
 d: the second write stamped
-e: exit 0 access=same modify=same'
+e: exit 0 access=same modify=same
+f read: exit 0 access=newer modify=same
+f copy-up: exit 0 access=newer modify=same
+f own: exit 0 access=same modify=same'
 
 if cmp -s "$TMP/r.out" "$TMP/l.out"; then
     pass "timestamps move as librbd's do in every step"
