@@ -523,6 +523,7 @@ fi
 flat_run() {
     local bin=$1 spec=$2 out=$3 go=$3.go pid
     shift 3
+    rm -f "$out" # no earlier "waiting" line (rbdl_await_waiting)
     op "$bin" "$spec" write $((2 * M)) 4K 81 parent waitfile "$go" 90 "$@" \
         >"$out" 2>"$out.err" &
     pid=$!

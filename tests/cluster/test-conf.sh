@@ -264,6 +264,7 @@ twins 13 && scen "own rbd_metadata_set conf_rbd_skip_partial_discard" ZZZ 13 -- 
 # refreshes first); the contract tested is the state after a refresh.
 open_change() {
     local bin=$1 img=$2 out=$3 go=$3.go pid
+    rm -f "$out" # no earlier "waiting" line (rbdl_await_waiting)
     op_env "$bin" "$img" -- write 0 1M 7 discard 64K 16K read 64K 16K \
         waitfile "$go" 90 read 0 4K discard 64K 16K read 64K 16K \
         >"$out" 2>"$out.err" &

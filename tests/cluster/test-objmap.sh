@@ -54,7 +54,7 @@ put_flags() {
 # header's flags if BADFLAGS), then the rest of CMDS.
 run() {
     local bin=$1 img=$2 bad=$3 out=$4 go=$4.go id pid
-    rm -f "$go"
+    rm -f "$go" "$out" # no earlier "waiting" line (rbdl_await_waiting)
     rbdl_mkimage "$img" 16M --image-feature \
         layering,exclusive-lock,object-map,fast-diff
     id=$(rbdl_info "$img" 'd["id"]')

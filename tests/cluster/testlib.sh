@@ -367,6 +367,9 @@ rbdl_fail() {
     printf 'FAIL %s%s\n' "$1" "${2+: $2}"
 }
 
+# rbdl_await_waiting OUT PID: wait (at most 30 s, while PID lives) for
+# the tool's "  waiting" line in OUT.  OUT must not exist before the tool
+# was started: an earlier run's line would end the wait at once.
 rbdl_await_waiting() {
     rbdl_await_answer "$2" 300 grep -q '^  waiting' "$1" 2>/dev/null
     return 0
