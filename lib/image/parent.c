@@ -112,6 +112,12 @@ static int clone_parent(struct rbdl_image *img, uint64_t snap,
 	if (r < 0 || k->s.pool_id < 0)
 		return r;
 	r = u64_call(img, "parent_overlap_get", snap, &out, &outlen);
+	if (r == -ENOENT && snap != RBDL_NOSNAP) {
+		/* The view's snapshot was removed (a refresh of a handle at
+		 * it): its overlap went with it, as in librbd's refresh. */
+		k->overlap = 0;
+		return 0;
+	}
 	if (r < 0)
 		return r;
 

@@ -2152,7 +2152,8 @@ def s_snapgone(x):
     rollback, flags, overlap and diff fail with ImageNotFound and the
     size is 0, also when a snapshot of the same name comes back, until
     set_snap moves the handle; a handle opened at a snapshot, or moved
-    to it, may remove it."""
+    to it, may remove it; a clone's handle too (the snapshot's parent
+    overlap goes with it)."""
     t, r, io = x.t, x.r, x.io
     t.c('RBD.create', r.create, io, 'g1', 8 * MiB)
     w = x.open('W', 'g1')
@@ -2207,6 +2208,53 @@ def s_snapgone(x):
     x.close(b)
     x.close(a)
     t.c('RBD.remove', r.remove, io, 'g1')
+    # A clone's handle: the parent overlap of its snapshot goes with the
+    # snapshot, and the handle comes back to HEAD.
+    t.c('RBD.create', r.create, io, 'gp', 8 * MiB, features=1)
+    p = x.open('P', 'gp')
+    if not p:
+        return
+    t.c('P.write', p.write, pat(72, 4096), 0)
+    t.c('P.create_snap', p.create_snap, 'ps')
+    t.c('P.protect_snap', p.protect_snap, 'ps')
+    t.c('RBD.clone', r.clone, io, 'gp', 'ps', io, 'gc', features=1)
+    c = x.open('C', 'gc')
+    if not c:
+        return
+    for s in ('cs', 'ct'):
+        t.c('C.create_snap', c.create_snap, s)
+    t.c('C.set_snap', c.set_snap, 'cs')
+    t.c('C.read', c.read, 0, 4096)
+    t.c('C.remove_snap(own)', c.remove_snap, 'cs')
+    t.c('C.read', c.read, 0, 4096)
+    t.c('C.size', c.size)
+    t.c('C.overlap', c.overlap)
+    t.c('C.set_snap(None)', c.set_snap, None)
+    t.c('C.read', c.read, 0, 4096)
+    t.c('C.size', c.size)
+    t.c('C.set_snap', c.set_snap, 'ct')
+    d = x.open('D', 'gc')
+    if not d:
+        return
+    t.c('D.remove_snap', d.remove_snap, 'ct')
+    x.close(d)
+
+    def settled_c():
+        deadline = time.time() + 20
+        while c.size() != 0 and time.time() < deadline:
+            time.sleep(0.1)
+        return c.size()
+    t.c('C.size(settled)', settled_c)
+    t.c('C.set_snap(None)', c.set_snap, None)
+    t.c('C.read', c.read, 0, 4096)
+    t.c('C.write', c.write, pat(73, 512), 0)
+    t.c('C.read', c.read, 0, 4096)
+    x.close(c)
+    t.c('RBD.remove', r.remove, io, 'gc')
+    t.c('P.unprotect_snap', p.unprotect_snap, 'ps')
+    t.c('P.remove_snap', p.remove_snap, 'ps')
+    x.close(p)
+    t.c('RBD.remove', r.remove, io, 'gp')
 
 
 def s_lockpolicy(x):
