@@ -107,7 +107,7 @@ int rbdl_decode_object_map(const void *buf, size_t len, uint8_t **bits,
 	const uint8_t *hdr, *data, *foot, *outer;
 	uint32_t hlen, flen, ncrc, i;
 	uint64_t size, dlen, nblocks;
-	uint8_t *copy = NULL;
+	uint8_t *copy;
 
 	*bits = NULL;
 	*nobjs = 0;
@@ -154,12 +154,12 @@ int rbdl_decode_object_map(const void *buf, size_t len, uint8_t **bits,
 		}
 	}
 
-	if (dlen) {
-		copy = malloc((size_t)dlen);
-		if (!copy)
-			return -ENOMEM;
+	/* An empty map (an image of size 0) is a map too: never NULL. */
+	copy = malloc(dlen ? (size_t)dlen : 1);
+	if (!copy)
+		return -ENOMEM;
+	if (dlen)
 		memcpy(copy, data, (size_t)dlen);
-	}
 	*bits = copy;
 	*nobjs = size;
 	return 0;

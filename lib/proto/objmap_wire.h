@@ -44,7 +44,8 @@ uint32_t rbdl_crc32c(uint32_t seed, const void *data, size_t len);
  * Decode an object map as returned by rbd.object_map_load (footer may be
  * empty) or stored in the object (footer CRCs are verified when present).
  * *bits receives a malloc'ed copy of the packed 2-bit states (MSB first:
- * state of object i = (bits[i/4] >> ((3 - i%4) * 2)) & 3), *nobjs the count.
+ * state of object i = (bits[i/4] >> ((3 - i%4) * 2)) & 3), *nobjs the count;
+ * on success *bits is never NULL, also for a map of 0 objects.
  */
 int rbdl_decode_object_map(const void *buf, size_t len, uint8_t **bits,
 			   uint64_t *nobjs);

@@ -888,7 +888,7 @@ def s_snaps(x):
 
 def s_resize(x):
     """grow, shrink (allow_shrink), bad and huge sizes, with and without
-    object map."""
+    object map (which stays valid through a shrink to 0 and a regrowth)."""
     t, r, io = x.t, x.r, x.io
     t.c('RBD.create', r.create, io, 'r1', 8 * MiB)
     t.c('RBD.create', r.create, io, 'r2', 8 * MiB, features=rbd.RBD_FEATURE_LAYERING)
@@ -918,6 +918,7 @@ def s_resize(x):
         t.c(n + '.read', a.read, 0, 10)
         t.c(n + '.stat', a.stat)
         t.c(n + '.resize', a.resize, 3 * MiB + 17)
+        t.c(n + '.flags', a.flags)
         t.c(n + '.write', a.write, pat(51, 100), 3 * MiB - 50)
         t.c(n + '.read', a.read, 0, 4 * MiB)
         t.c(n + '.diff_iterate', lambda: diff(a, 0, 4 * MiB, None))
