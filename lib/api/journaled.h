@@ -28,9 +28,9 @@
  * Whether img's call goes to its real handle: 1 with *out set (the handle
  * is opened now if it has none), 0 for librbdlite's own, or a negative
  * errno from the refresh.  any_view: also when img's view is a snapshot
- * (the calls librbd allows there: snapshot creation, rename, protection,
- * the limit); otherwise a snapshot view keeps librbdlite's own answer
- * (-EROFS, as librbd's).
+ * (the calls librbd allows there: snapshot creation, removal, rename,
+ * protection, the limit); otherwise a snapshot view keeps librbdlite's
+ * own answer (-EROFS or -EINVAL, as librbd's).
  */
 int rbdl_journal_route(struct rbdl_image *img, bool any_view,
 		       rbd_image_t *out);

@@ -123,8 +123,9 @@ RBDL_API int rbd_clone3(rados_ioctx_t p_ioctx, const char *p_name,
 
 /* ---- flatten ------------------------------------------------------------------ */
 
-/* Copy the parent's data into the clone and detach it.  -EROFS on
- * read-only or snapshot opens, -EINVAL when the image has no parent. */
+/* Copy the parent's data into the clone and detach it.  -EROFS on a
+ * read-only open, -EINVAL when the image has no parent, -EROFS on a
+ * handle at a snapshot (librbd's order). */
 RBDL_API int rbd_flatten(rbd_image_t image)
 {
 	RBDL_ON_WHOLE(rbd_flatten, image);

@@ -541,7 +541,7 @@ RBDL_API int rbd_snap_remove(rbd_image_t image, const char *snapname)
 	RBDL_ON_WHOLE(rbd_snap_remove, image, snapname);
 	GET_IMAGE(img, image);
 	if (snapname)
-		RBDL_ON_JOURNAL(rbd_snap_remove, img, snapname);
+		RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_remove, img, snapname);
 	return rbdl_maint_snap_remove(img, snapname);
 }
 

@@ -73,8 +73,8 @@ RBDL_API int rbd_snap_remove2(rbd_image_t image, const char *snap_name,
 
 	if (!img || !snap_name)
 		return -EINVAL;
-	RBDL_ON_JOURNAL(rbd_snap_remove2, img, snap_name, flags,
-			RBDL_REAL_PROGRESS(cb), cbdata);
+	RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_remove2, img, snap_name, flags,
+				 RBDL_REAL_PROGRESS(cb), cbdata);
 	if (flags & RBD_SNAP_REMOVE_FLATTEN) {
 		r = rbdl_op_flatten_children(img, snap_name, cb, cbdata);
 		if (r < 0)
@@ -101,7 +101,7 @@ RBDL_API int rbd_snap_remove_by_id(rbd_image_t image, uint64_t snap_id)
 
 	if (!img)
 		return -EINVAL;
-	RBDL_ON_JOURNAL(rbd_snap_remove_by_id, img, snap_id);
+	RBDL_ON_JOURNAL_ANY_VIEW(rbd_snap_remove_by_id, img, snap_id);
 	return rbdl_maint_snap_remove_id(img, snap_id);
 }
 

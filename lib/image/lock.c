@@ -952,13 +952,22 @@ void rbdl_lock_drop(struct rbdl_image *img)
 	pthread_mutex_unlock(&lk->mu);
 }
 
+/* Whether the open has a managed lock the application may use: librbd
+ * has none (-EINVAL) without the feature, on read-only opens and while
+ * the handle is at a snapshot (its refresh drops the lock there). */
+static bool user_lock(struct rbdl_image *img)
+{
+	return lock_state(img) != RBDL_LOCK_DISABLED &&
+	       !atomic_load(&img->at_snap);
+}
+
 int rbdl_lock_acquire_user(struct rbdl_image *img)
 {
 	struct rbdl_lock *lk = img->lk;
 	int r;
 
-	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
-		return img->read_only ? -EROFS : -EINVAL;
+	if (!user_lock(img))
+		return -EINVAL;
 	pthread_mutex_lock(&lk->mu);
 	lk->user_held = true;
 	lk->manual = true;	/* for good, as librbd's policy */
@@ -985,7 +994,7 @@ int rbdl_lock_release_user(struct rbdl_image *img)
 {
 	struct rbdl_lock *lk = img->lk;
 
-	if (atomic_load(&lk->state) == RBDL_LOCK_DISABLED)
+	if (!user_lock(img))
 		return -EINVAL;
 	pthread_mutex_lock(&lk->mu);
 	if (atomic_load(&lk->state) != RBDL_LOCK_OWNER) {
@@ -1040,7 +1049,7 @@ int rbdl_lock_get_owner(struct rbdl_image *img, char *owner, size_t cap)
 	struct rbdl_lock_info li;
 	int r;
 
-	if (lock_state(img) == RBDL_LOCK_DISABLED)
+	if (!user_lock(img))
 		return -EINVAL;
 	r = get_locker(img, &li);
 	if (r < 0)
@@ -1055,9 +1064,9 @@ int rbdl_lock_break_owner(struct rbdl_image *img, const char *owner)
 	struct rbdl_lock_info li;
 	int r;
 
-	if (img->read_only)
+	if (img->open_ro)
 		return -EROFS;
-	if (lock_state(img) == RBDL_LOCK_DISABLED)
+	if (!user_lock(img))
 		return -EINVAL;
 	if (rbdl_lock_is_owner(img))
 		return -EBUSY;

@@ -258,7 +258,9 @@ int rbdl_update_features(struct rbdl_image *img, uint64_t features,
 
 	if (r < 0)
 		return r;
-	if (img->read_only)
+	/* librbd's order: a read-only open, the features asked for, then a
+	 * handle at a snapshot (refused when the update starts). */
+	if (img->open_ro)
 		return -EROFS;
 	if ((enabled && (features & RBD_FEATURES_MUTABLE) != features) ||
 	    (!enabled && (features & (RBD_FEATURES_MUTABLE |
@@ -287,6 +289,8 @@ int rbdl_update_features(struct rbdl_image *img, uint64_t features,
 		return -EINVAL;
 	if (!enabled && (features & ~cur))
 		return -EINVAL;
+	if (img->read_only)
+		return -EROFS;
 	/* No journal is written by librbdlite's data path: enabling
 	 * journaling creates one for librbd to append to (the image's I/O is
 	 * then librbd's, image/journal.h), disabling it needs the journal

@@ -177,7 +177,9 @@ int rbdl_op_flatten(struct rbdl_image *img, rbdl_progress_fn cb, void *arg)
 
 	if (r < 0)
 		return r;
-	if (img->read_only)
+	/* librbd's order: a read-only open, no parent, then a handle at a
+	 * snapshot (refused when the flatten starts). */
+	if (img->open_ro)
 		return -EROFS;
 	r = head_parent(img, &ps, &overlap);
 	if (r == 0 && ps.pool_id < 0)
@@ -185,6 +187,8 @@ int rbdl_op_flatten(struct rbdl_image *img, rbdl_progress_fn cb, void *arg)
 	rbdl_parent_spec_free(&ps);
 	if (r < 0)
 		return r;
+	if (img->read_only)
+		return -EROFS;
 
 	r = rbdl_maint_begin(img, true);
 	if (r < 0)

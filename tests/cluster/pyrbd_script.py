@@ -2626,6 +2626,84 @@ def s_aio_buffers(x):
         t.c('RBD.remove', r.remove, io, name)
 
 
+def s_snapview(x):
+    """the calls on a read-write handle moved to a snapshot (set_snap) and
+    on read-only opens: what librbd refuses there and with which errno
+    (no managed lock: the lock calls give InvalidArgument; a flatten of
+    an image without parent InvalidArgument, of a clone ReadOnlyImage),
+    what it allows (snapshot removal, also on a journaled image, whose
+    changes run on the system's librbd), and the handle back at HEAD."""
+    t, r, io = x.t, x.r, x.io
+    JF = (rbd.RBD_FEATURE_LAYERING | rbd.RBD_FEATURE_EXCLUSIVE_LOCK |
+          rbd.RBD_FEATURE_OBJECT_MAP | rbd.RBD_FEATURE_FAST_DIFF |
+          rbd.RBD_FEATURE_DEEP_FLATTEN | rbd.RBD_FEATURE_JOURNALING)
+    for name, feats in (('v1', None), ('v2', rbd.RBD_FEATURE_LAYERING),
+                        ('vj', JF)):
+        t.c('RBD.create', r.create, io, name, 8 * MiB, features=feats)
+        a = x.open('A', name)
+        if not a:
+            continue
+        t.c('A.write', a.write, pat(80, 4096), 0)
+        for s in ('s1', 's2', 's3', 's4'):
+            t.c('A.create_snap', a.create_snap, s)
+        t.c('A.write', a.write, pat(81, 4096), 0)
+        t.c('A.set_snap', a.set_snap, 's1')
+        t.c('A.is_exclusive_lock_owner', a.is_exclusive_lock_owner)
+        t.c('A.lock_get_owners', lambda: list(a.lock_get_owners()))
+        t.c('A.lock_acquire', a.lock_acquire, rbd.RBD_LOCK_MODE_EXCLUSIVE)
+        t.c('A.lock_release', a.lock_release)
+        t.c('A.lock_break', a.lock_break, rbd.RBD_LOCK_MODE_EXCLUSIVE, 'x')
+        t.c('A.flatten', a.flatten)
+        t.c('A.metadata_set', a.metadata_set, 'k', 'v')
+        t.c('A.resize', a.resize, 16 * MiB)
+        t.c('A.rollback_to_snap', a.rollback_to_snap, 's2')
+        t.c('A.update_features', a.update_features,
+            rbd.RBD_FEATURE_FAST_DIFF, False)
+        t.c('A.write', a.write, pat(82, 512), 0)
+        t.c('A.remove_snap', a.remove_snap, 's2')
+        t.c('A.remove_snap2', a.remove_snap2, 's3', 0)
+        sid = [s['id'] for s in a.list_snaps() if s['name'] == 's4']
+        t.c('A.remove_snap_by_id(s4)',
+            lambda: a.remove_snap_by_id(sid[0] if sid else 0))
+        t.c('A.read', a.read, 0, 4096)
+        t.c('A.set_snap(None)', a.set_snap, None)
+        t.c('A.write', a.write, pat(83, 512), 0)
+        t.c('A.is_exclusive_lock_owner', a.is_exclusive_lock_owner)
+        t.c('A.read', a.read, 0, 4096)
+        t.c('A.list_snaps', lambda: [s['name'] for s in a.list_snaps()])
+        t.c('A.remove_snap', a.remove_snap, 's1')
+        x.close(a)
+        b = x.open('B', name, read_only=True)
+        if b:
+            t.c('B.lock_acquire', b.lock_acquire, rbd.RBD_LOCK_MODE_EXCLUSIVE)
+            t.c('B.lock_release', b.lock_release)
+            t.c('B.lock_get_owners', lambda: list(b.lock_get_owners()))
+            t.c('B.lock_break', b.lock_break, rbd.RBD_LOCK_MODE_EXCLUSIVE, 'x')
+            t.c('B.flatten', b.flatten)
+            x.close(b)
+    # A clone moved to a snapshot: its flatten is refused as read-only.
+    p = x.open('P', 'v2')
+    if p:
+        t.c('P.create_snap', p.create_snap, 'ps')
+        t.c('P.protect_snap', p.protect_snap, 'ps')
+        t.c('RBD.clone', r.clone, io, 'v2', 'ps', io, 'vc',
+            features=rbd.RBD_FEATURE_LAYERING)
+        c = x.open('C', 'vc')
+        if c:
+            t.c('C.create_snap', c.create_snap, 'cs')
+            t.c('C.set_snap', c.set_snap, 'cs')
+            t.c('C.flatten', c.flatten)
+            t.c('C.set_snap(None)', c.set_snap, None)
+            t.c('C.remove_snap', c.remove_snap, 'cs')
+            x.close(c)
+        t.c('RBD.remove', r.remove, io, 'vc')
+        t.c('P.unprotect_snap', p.unprotect_snap, 'ps')
+        t.c('P.remove_snap', p.remove_snap, 'ps')
+        x.close(p)
+    for name in ('v1', 'v2', 'vj'):
+        t.c('RBD.remove', r.remove, io, name)
+
+
 SECTIONS = [
     ('pool_basics', s_pool_basics),
     ('create', s_create),
@@ -2640,6 +2718,7 @@ SECTIONS = [
     ('features', s_features),
     ('flags', s_flags),
     ('snapgone', s_snapgone),
+    ('snapview', s_snapview),
     ('lockpolicy', s_lockpolicy),
     ('removal', s_removal),
     ('format1', s_format1),

@@ -899,15 +899,16 @@ CEPH_RBD_API int rbd_is_exclusive_lock_owner(rbd_image_t image,
 /*
  * Acquire the lock and keep it (no transparent hand-over to other
  * clients) until rbd_lock_release() or close.  Only
- * RBD_LOCK_MODE_EXCLUSIVE is supported (-EOPNOTSUPP otherwise); -EINVAL if
- * the image lacks the exclusive-lock feature; -EROFS on a read-only or
- * snapshot open, or when the current holder refuses to hand it over.
+ * RBD_LOCK_MODE_EXCLUSIVE is supported (-EOPNOTSUPP otherwise); -EINVAL
+ * if this open has no managed lock (the image lacks the exclusive-lock
+ * feature, a read-only open, a handle at a snapshot), as librbd; -EROFS
+ * when the current holder refuses to hand it over.
  */
 CEPH_RBD_API int rbd_lock_acquire(rbd_image_t image, rbd_lock_mode_t lock_mode);
 
 /*
  * Release a lock taken with rbd_lock_acquire().  Returns 0, or -EINVAL if
- * this handle does not hold it.
+ * this handle does not hold it (or has no managed lock, as above).
  */
 CEPH_RBD_API int rbd_lock_release(rbd_image_t image);
 
@@ -915,8 +916,8 @@ CEPH_RBD_API int rbd_lock_release(rbd_image_t image);
  * Report the current lock holder(s): *lock_mode and up to
  * *max_lock_owners malloc()ed owner strings (client addresses) in
  * lock_owners[], with the count stored in *max_lock_owners.  Returns 0;
- * -ENOENT if the lock is free; -EINVAL without the exclusive-lock
- * feature; -ERANGE (count needed stored in *max_lock_owners) if the array
+ * -ENOENT if the lock is free; -EINVAL if this open has no managed lock
+ * (see rbd_lock_acquire); -ERANGE (count needed stored in *max_lock_owners) if the array
  * is too small.  Free with rbd_lock_get_owners_cleanup().
  */
 CEPH_RBD_API int rbd_lock_get_owners(rbd_image_t image,
@@ -931,8 +932,10 @@ CEPH_RBD_API void rbd_lock_get_owners_cleanup(char **lock_owners,
 /*
  * Forcibly take the lock away from lock_owner (as returned by
  * rbd_lock_get_owners()), blocklisting that client.  Returns 0;
- * -EOPNOTSUPP for a mode other than exclusive; -EBUSY if lock_owner is no
- * longer the holder; -ENOENT if nobody holds it.
+ * -EOPNOTSUPP for a mode other than exclusive; -EROFS on a read-only
+ * open; -EINVAL if this open has no managed lock (see rbd_lock_acquire);
+ * -EBUSY if lock_owner is no longer the holder; -ENOENT if nobody holds
+ * it.
  */
 CEPH_RBD_API int rbd_lock_break(rbd_image_t image, rbd_lock_mode_t lock_mode,
 				const char *lock_owner);
