@@ -304,7 +304,12 @@ static void finish_release(struct rbdl_image *img)
 	rbdl_objmap_unload(img);
 	int r = rbdl_lockobj_unlock(img->md_io, img->header_oid, lk->cookie);
 
-	if (r < 0 && r != -ENOENT)
+	/* A blocklisted client's lock was broken by whoever blocklisted it:
+	 * nothing to report (librbd says nothing either). */
+	if (r == -ESHUTDOWN)
+		rbdl_log("image %s: unlock: this client is blocklisted",
+			 img->name);
+	else if (r < 0 && r != -ENOENT)
 		rbdl_err("image %s: unlock failed (%d)", img->name, r);
 	send_notify_async(img, RBDL_NOTIFY_RELEASED_LOCK);
 }

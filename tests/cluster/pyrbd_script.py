@@ -1260,6 +1260,23 @@ def s_locks(x):
     x.close(b)
     t.c('A.watchers_list', a.watchers_list, _post=watchers)
     x.close(a)
+    # A lock taken by the application and broken: its client learns it
+    # is blocklisted, the breaker takes the lock, and the close of the
+    # broken handle finds its lock gone (librbd prints nothing there).
+    e = x.open('E', 'l1', io=x.other_client())
+    d = x.open('D', 'l1')
+    if e and d:
+        t.c('E.lock_acquire', e.lock_acquire, EX)
+        t.c('D.lock_acquire', d.lock_acquire, EX)
+        ow = t.c('D.lock_get_owners', d.lock_get_owners) or []
+        if ow:
+            t.c('D.lock_break', d.lock_break, EX, ow[0]['owner'])
+        t.c('E.is_exclusive_lock_owner', e.is_exclusive_lock_owner)
+        t.c('E.wait_for_latest_osdmap', x.others[-1].wait_for_latest_osdmap)
+        t.c('E.write', e.write, pat(94, 4096), 0)
+        t.c('D.lock_acquire', d.lock_acquire, EX)
+    x.close(e)
+    x.close(d)
     # advisory locks
     c = x.open('C', 'l2')
     d = x.open('D', 'l2', io=x.other_client())
