@@ -491,3 +491,10 @@ int rbdl_journal_route(struct rbdl_image *img, bool any_view,
 	*out = j_handle(img, &r);
 	return *out ? 1 : 0;
 }
+
+void rbdl_journal_routed_done(struct rbdl_image *img)
+{
+	rbdl_real_image_done(img);
+	/* Its error (the header unreadable now) shows in the next call. */
+	(void)rbdl_image_maybe_refresh(img);
+}

@@ -34,6 +34,11 @@
  */
 int rbdl_journal_route(struct rbdl_image *img, bool any_view,
 		       rbd_image_t *out);
+/* After a call routed to the real handle: img's view follows what the
+ * call changed before it returns (a refresh now), as a librbd handle's
+ * own operation leaves it refreshed; a snapshot the call removed from
+ * under img's view is gone for img's next request. */
+void rbdl_journal_routed_done(struct rbdl_image *img);
 
 #define RBDL_ON_JOURNAL_(any_view, fn, img, ...)                         \
 	do {                                                             \
@@ -46,7 +51,7 @@ int rbdl_journal_route(struct rbdl_image *img, bool any_view,
 			if (!real_)                                      \
 				return -EROFS;                           \
 			jr_ = real_(jh_ __VA_OPT__(, ) __VA_ARGS__);     \
-			rbdl_real_image_done(img);                       \
+			rbdl_journal_routed_done(img);                   \
 			return jr_;                                      \
 		}                                                        \
 	} while (0)

@@ -2649,7 +2649,8 @@ def s_snapview(x):
     (no managed lock: the lock calls give InvalidArgument; a flatten of
     an image without parent InvalidArgument, of a clone ReadOnlyImage),
     what it allows (snapshot removal, also on a journaled image, whose
-    changes run on the system's librbd), and the handle back at HEAD."""
+    changes run on the system's librbd: the handle's own snapshot is
+    gone for its next read), and the handle back at HEAD."""
     t, r, io = x.t, x.r, x.io
     JF = (rbd.RBD_FEATURE_LAYERING | rbd.RBD_FEATURE_EXCLUSIVE_LOCK |
           rbd.RBD_FEATURE_OBJECT_MAP | rbd.RBD_FEATURE_FAST_DIFF |
@@ -2683,12 +2684,15 @@ def s_snapview(x):
         t.c('A.remove_snap_by_id(s4)',
             lambda: a.remove_snap_by_id(sid[0] if sid else 0))
         t.c('A.read', a.read, 0, 4096)
+        t.c('A.list_snaps', lambda: [s['name'] for s in a.list_snaps()])
+        t.c('A.remove_snap(own)', a.remove_snap, 's1')
+        t.c('A.read', a.read, 0, 4096)
+        t.c('A.size', a.size)
         t.c('A.set_snap(None)', a.set_snap, None)
         t.c('A.write', a.write, pat(83, 512), 0)
         t.c('A.is_exclusive_lock_owner', a.is_exclusive_lock_owner)
         t.c('A.read', a.read, 0, 4096)
         t.c('A.list_snaps', lambda: [s['name'] for s in a.list_snaps()])
-        t.c('A.remove_snap', a.remove_snap, 's1')
         x.close(a)
         b = x.open('B', name, read_only=True)
         if b:
