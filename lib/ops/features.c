@@ -29,7 +29,9 @@
  *   previous snapshot (librbd reads list_snaps; the C API has none, so
  *   the object's version is compared at both snapshots).  On HEAD a map
  *   EXISTS is never lowered to NONEXISTENT (librbd: a write may be in
- *   flight).  Then the view's invalid flags are cleared.
+ *   flight).  A map of another length first takes the view's (one longer
+ *   loses its tail, whatever it says, as librbd's loaded map).  Then the
+ *   view's invalid flags are cleared.
  *
  * Threading: the caller's thread, with maint_mu held (maint.h).
  */
@@ -402,16 +404,36 @@ int rbdl_rebuild_object_map(struct rbdl_image *img, rbdl_progress_fn cb,
 	if (r == 0) {
 		r = rbdl_objmap_read(img->md_io, img->id, snap, &bits, &mapn);
 		if (r < 0 || mapn != nobjs) {
-			uint8_t in[16];
-			long l = rbdl_encode_object_map_resize(
-				in, sizeof(in), nobjs, RBDL_OBJ_NONEXISTENT);
+			uint8_t in[32];
+			long l;
 
 			free(bits);
 			bits = NULL;
-			r = l < 0 ? (int)l
-				  : rbdl_objmap_write(img, oid, head,
-						      "object_map_resize", in,
-						      (size_t)l);
+			if (r == 0 && mapn > nobjs) {
+				/* librbd's map of the view is cut to the
+				 * view's objects when loaded and saved so:
+				 * the entries past the end go, whatever they
+				 * say (their objects are left alone), where
+				 * object_map_resize would refuse (-ESTALE). */
+				l = rbdl_encode_object_map_update(
+					in, sizeof(in), nobjs, mapn,
+					RBDL_OBJ_NONEXISTENT, false, 0);
+				r = l < 0 ? (int)l
+					  : rbdl_objmap_write(
+						    img, oid, head,
+						    "object_map_update", in,
+						    (size_t)l);
+			} else {
+				r = 0;	/* unreadable or short: resized */
+			}
+			l = rbdl_encode_object_map_resize(
+				in, sizeof(in), nobjs, RBDL_OBJ_NONEXISTENT);
+			if (r == 0)
+				r = l < 0 ? (int)l
+					  : rbdl_objmap_write(
+						    img, oid, head,
+						    "object_map_resize", in,
+						    (size_t)l);
 			if (r == 0)
 				r = rbdl_objmap_read(img->md_io, img->id, snap,
 						     &bits, &mapn);

@@ -27,7 +27,7 @@
 #          added with rados), at HEAD and at a snapshot, a cancelled
 #          rebuild (the callback's negative value is returned, nothing is
 #          saved, the flags stay), no object map (-EINVAL), read-only
-#          (-EROFS);
+#          (-EROFS), a map longer than the image (its tail dropped);
 #  sparsify: zero runs, all-zero objects, zeroed tails, with a snapshot
 #          (its data kept), a clone (objects in the overlap are zeroed,
 #          not removed), bad sparse sizes (-EINVAL), snapshot and read-only
@@ -322,6 +322,25 @@ compare rb a
 mk rbnone 16M --image-feature layering,exclusive-lock
 pair rb-nomap rbnone rebuild
 expect rb-nomap "rebuild = -22 last=0/0 backwards=0"
+# An oversized map (the header's size cut to 4 MiB behind the map's back,
+# as a shrink cut short leaves it, with an object past the new end): the
+# map's entries past the end go (object_map_resize alone would refuse
+# with -ESTALE), the object stays, as librbd's rebuild leaves it.
+mk rbover 16M
+pair rb-over-data rbover write 0 4096 1 -- write 12582912 4096 2
+printf '\000\000\100\000\000\000\000\000' >"$TMP/size4m"
+for side in L R; do
+	id=$(c_rbd info --format json "$POOL/${PFX}$side-rbover" | "$PY" -c '
+import json, sys
+print(json.load(sys.stdin)["id"])')
+	rados -p "$POOL" setomapval "rbd_header.$id" size \
+		--input-file "$TMP/size4m" ||
+		fail "rb-over: cannot cut $side's header size"
+done
+pair rb-over rbover rebuild -- info
+expect rb-over "rebuild = 0 last=0/1 backwards=0" \
+	"info features=0x3d (0) flags=0x0 (0)"
+compare rbover
 
 # ---- sparsify ------------------------------------------------------------------------
 mk sp 64M
