@@ -2197,13 +2197,13 @@ def s_snapgone(x):
         return
     t.c('B.remove_snap', b.remove_snap, 't')
 
-    def settled():
+    def settled(img):
         # librbd refreshes on the header notification: wait for it.
         deadline = time.time() + 20
-        while a.size() != 0 and time.time() < deadline:
+        while img.size() != 0 and time.time() < deadline:
             time.sleep(0.1)
-        return a.size()
-    t.c('A.size(settled)', settled)
+        return img.size()
+    t.c('A.size(settled)', lambda: settled(a))
     t.c('A.read', a.read, 0, 4096)
     t.c('A.stat.size', lambda: a.stat()['size'])
     t.c('A.flags', a.flags)
@@ -2257,12 +2257,7 @@ def s_snapgone(x):
     t.c('D.remove_snap', d.remove_snap, 'ct')
     x.close(d)
 
-    def settled_c():
-        deadline = time.time() + 20
-        while c.size() != 0 and time.time() < deadline:
-            time.sleep(0.1)
-        return c.size()
-    t.c('C.size(settled)', settled_c)
+    t.c('C.size(settled)', lambda: settled(c))
     t.c('C.set_snap(None)', c.set_snap, None)
     t.c('C.read', c.read, 0, 4096)
     t.c('C.write', c.write, pat(73, 512), 0)
