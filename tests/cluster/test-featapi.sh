@@ -330,9 +330,7 @@ mk rbover 16M
 pair rb-over-data rbover write 0 4096 1 -- write 12582912 4096 2
 printf '\000\000\100\000\000\000\000\000' >"$TMP/size4m"
 for side in L R; do
-	id=$(c_rbd info --format json "$POOL/${PFX}$side-rbover" | "$PY" -c '
-import json, sys
-print(json.load(sys.stdin)["id"])')
+	id=$(rbdl_info "${PFX}$side-rbover" 'd["id"]')
 	rados -p "$POOL" setomapval "rbd_header.$id" size \
 		--input-file "$TMP/size4m" ||
 		fail "rb-over: cannot cut $side's header size"
